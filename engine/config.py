@@ -1,0 +1,307 @@
+"""Typed ``hoodie.*`` configuration: every key once, with its type, default and meaning.
+
+Mirrors Hudi's ``ConfigProperty`` / ``HoodieConfig`` (``hudi-common/.../config``): a key, a default, a
+doc string and alternative (legacy) keys. Table-level keys (``table_level=True``) are persisted in
+``.hoodie/hoodie.properties`` when a table is created and are read from there afterwards; writers never
+have to repeat them.
+
+Usage::
+
+    conf = HoodieConfig({"hoodie.parquet.max.file.size": "1048576"})
+    conf.get(WriteConfig.PARQUET_MAX_FILE_SIZE)   # -> 1048576 (int)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from engine.errors import ConfigError
+
+T = TypeVar("T")
+
+
+def parse_bool(value: str) -> bool:
+    """Parse a Java-style boolean (``true``/``false``, case-insensitive).
+
+    Raises:
+        ValueError: for anything else.
+    """
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
+
+
+def parse_list(value: str) -> list[str]:
+    """Parse a comma-separated list, trimming blanks and dropping empty entries."""
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+@dataclass(frozen=True)
+class ConfigProperty(Generic[T]):
+    """One configuration key (Hudi ``ConfigProperty``).
+
+    Attributes:
+        key: the ``hoodie.*`` key.
+        default: value used when the key (and its alternatives) is absent; ``None`` = no default.
+        parse: converts the stored string to the typed value.
+        doc: what the key means, with units.
+        alternatives: legacy keys read when ``key`` is absent.
+        table_level: persisted in ``hoodie.properties``.
+    """
+
+    key: str
+    default: T | None
+    parse: Callable[[str], T]
+    doc: str
+    alternatives: tuple[str, ...] = ()
+    table_level: bool = False
+
+
+def _str(key: str, default: str | None, doc: str, *alts: str, table: bool = False) -> ConfigProperty[str]:
+    return ConfigProperty(key, default, str, doc, tuple(alts), table)
+
+
+def _int(key: str, default: int | None, doc: str, *alts: str) -> ConfigProperty[int]:
+    return ConfigProperty(key, default, int, doc, tuple(alts))
+
+
+def _float(key: str, default: float | None, doc: str) -> ConfigProperty[float]:
+    return ConfigProperty(key, default, float, doc)
+
+
+def _bool(key: str, default: bool | None, doc: str, *alts: str, table: bool = False) -> ConfigProperty[bool]:
+    return ConfigProperty(key, default, parse_bool, doc, tuple(alts), table)
+
+
+class TableConfig:
+    """Keys stored in ``.hoodie/hoodie.properties`` (Hudi ``HoodieTableConfig``)."""
+
+    NAME = _str("hoodie.table.name", None, "Table name; part of the checksum.", table=True)
+    TYPE = _str("hoodie.table.type", "COPY_ON_WRITE", "COPY_ON_WRITE or MERGE_ON_READ.", table=True)
+    VERSION = _str("hoodie.table.version", "6", "Table format version; this engine writes 6.", table=True)
+    TIMELINE_LAYOUT_VERSION = _str("hoodie.timeline.layout.version", "1", "Timeline layout; 1 for v6.", table=True)
+    RECORDKEY_FIELDS = _str("hoodie.table.recordkey.fields", None, "Comma list of record key fields.", table=True)
+    PRECOMBINE_FIELD = _str("hoodie.table.precombine.field", None,
+                            "Ordering field used to pick the latest version of a record.", table=True)
+    PARTITION_FIELDS = _str("hoodie.table.partition.fields", None,
+                            "Comma list of partition source fields; empty = non-partitioned.", table=True)
+    KEYGEN_CLASS = _str("hoodie.table.keygenerator.class", None,
+                        "Key generator class (Simple, Complex, Nonpartitioned, TimestampBased, Custom).",
+                        table=True)
+    HIVE_STYLE_PARTITIONING = _bool("hoodie.datasource.write.hive_style_partitioning", False,
+                                    "Partition folders named field=value.", table=True)
+    URL_ENCODE_PARTITIONING = _bool("hoodie.datasource.write.partitionpath.urlencode", False,
+                                    "Escape partition values Hive-style (%XX).", table=True)
+    DROP_PARTITION_COLUMNS = _bool("hoodie.datasource.write.drop.partition.columns", False,
+                                   "Drop partition columns from data files (unsupported; must be false).",
+                                   table=True)
+    BASE_FILE_FORMAT = _str("hoodie.table.base.file.format", "PARQUET", "Base file format.", table=True)
+    ARCHIVELOG_FOLDER = _str("hoodie.archivelog.folder", "archived", "Archived timeline folder under .hoodie.",
+                             table=True)
+    POPULATE_META_FIELDS = _bool("hoodie.populate.meta.fields", True,
+                                 "Write the five _hoodie_* meta columns.", table=True)
+    CREATE_SCHEMA = _str("hoodie.table.create.schema", None, "Avro schema at creation (no meta fields).",
+                         table=True)
+    DATABASE_NAME = _str("hoodie.database.name", None, "Database name; part of the checksum.", table=True)
+    TIMELINE_TIMEZONE = _str("hoodie.table.timeline.timezone", "LOCAL", "LOCAL or UTC clock for instants.",
+                             table=True)
+    CHECKSUM = _str("hoodie.table.checksum", None, "CRC32 of '<database>.<table>'.", table=True)
+    PAYLOAD_CLASS = _str("hoodie.compaction.payload.class", None, "Record payload class.", table=True)
+    RECORD_MERGER_STRATEGY = _str("hoodie.compaction.record.merger.strategy", None, "Merger strategy id.",
+                                  table=True)
+    CDC_ENABLED = _bool("hoodie.table.cdc.enabled", False, "Change data capture logs.", table=True)
+    PARTITION_METAFILE_USE_BASE_FORMAT = _bool("hoodie.partition.metafile.use.base.format", False,
+                                               "Partition metafile as parquet.", table=True)
+    METADATA_PARTITIONS = _str("hoodie.table.metadata.partitions", None,
+                               "Metadata-table partitions built; unsupported when set.", table=True)
+
+
+class KeyGenConfig:
+    """Record key / partition path generation (Hudi ``KeyGeneratorOptions``)."""
+
+    RECORDKEY_FIELD = _str("hoodie.datasource.write.recordkey.field", None, "Record key field(s).")
+    PARTITIONPATH_FIELD = _str("hoodie.datasource.write.partitionpath.field", None, "Partition field(s).")
+    KEYGEN_CLASS = _str("hoodie.datasource.write.keygenerator.class", None, "Key generator class.")
+    TIMESTAMP_TYPE = _str("hoodie.keygen.timebased.timestamp.type", None,
+                          "UNIX_TIMESTAMP, DATE_STRING, MIXED, EPOCHMILLISECONDS, SCALAR.", table=True)
+    TIMESTAMP_SCALAR_UNIT = _str("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS",
+                                 "Unit of SCALAR timestamps.", table=True)
+    INPUT_DATEFORMAT = _str("hoodie.keygen.timebased.input.dateformat", "",
+                            "Java date pattern(s) of DATE_STRING input.", table=True)
+    INPUT_DATEFORMAT_DELIMITER = _str("hoodie.keygen.timebased.input.dateformat.list.delimiter.regex", ",",
+                                      "Separator of several input patterns.", table=True)
+    INPUT_TIMEZONE = _str("hoodie.keygen.timebased.input.timezone", "UTC", "Input time zone.", table=True)
+    OUTPUT_DATEFORMAT = _str("hoodie.keygen.timebased.output.dateformat", "",
+                             "Java date pattern of the partition path.", table=True)
+    OUTPUT_TIMEZONE = _str("hoodie.keygen.timebased.output.timezone", "UTC", "Output time zone.", table=True)
+    TIMEZONE = _str("hoodie.keygen.timebased.timezone", "UTC", "Both time zones, legacy key.", table=True)
+    CONSISTENT_LOGICAL_TIMESTAMP = _bool("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled",
+                                         False, "Render logical timestamps as dates in keys.")
+    KEYGEN_TYPE = _str("hoodie.datasource.write.keygenerator.type", None,
+                       "Key generator type when no class is set: SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP, "
+                       "CUSTOM (an _AVRO suffix is accepted).")
+    COMPLEX_KEYGEN_ENCODE_SINGLE_FIELD_NAME = _bool(
+        "hoodie.write.complex.keygen.encode.single.record.key.field.name", True,
+        "ComplexKeyGenerator with one record key field writes 'field:value' (0.14.0, 0.14.2+, 0.15.1+) when "
+        "true, plain 'value' (0.14.1, 0.15.0, 1.0.0-1.0.2; HUDI-7001) when false.")
+    SQL_ORIGIN_KEYGEN_CLASS = _str("hoodie.sql.origin.keygen.class", None,
+                                   "Real key generator class wrapped by Spark SQL's SqlKeyGenerator.")
+    SQL_PARTITION_SCHEMA = _str("hoodie.sql.partition.schema", None,
+                                "Spark DDL of the partition columns (SqlKeyGenerator: which are TIMESTAMP).")
+    JVM_TIMEZONE = _str("hoodie.keygen.engine.jvm.timezone", "UTC",
+                        "Engine-only (not a Hudi key): the zone Java's default TimeZone would be in a Hudi "
+                        "writer; used where Hudi formats with the JVM default zone (SqlKeyGenerator TIMESTAMP "
+                        "partitions, java.sql.Timestamp keys, timebased keygen without zones).")
+
+
+class WriteConfig:
+    """Write client options (Hudi ``HoodieWriteConfig``, ``DataSourceWriteOptions``, storage/compaction
+    configs used by copy-on-write file sizing)."""
+
+    OPERATION = _str("hoodie.datasource.write.operation", "upsert",
+                     "insert, bulk_insert, upsert, delete, insert_overwrite, insert_overwrite_table.")
+    PRECOMBINE_FIELD = _str("hoodie.datasource.write.precombine.field", None, "Ordering field.")
+    PAYLOAD_CLASS = _str("hoodie.datasource.write.payload.class",
+                         "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload", "Payload class.")
+    COMBINE_BEFORE_INSERT = _bool("hoodie.combine.before.insert", False,
+                                  "De-duplicate incoming records by key (precombine) before insert.")
+    COMBINE_BEFORE_UPSERT = _bool("hoodie.combine.before.upsert", True,
+                                  "De-duplicate incoming records by key (precombine) before upsert.")
+    COMBINE_BEFORE_DELETE = _bool("hoodie.combine.before.delete", True,
+                                  "De-duplicate incoming keys before delete.")
+    INSERT_DROP_DUPLICATES = _bool("hoodie.datasource.write.insert.drop.duplicates", False,
+                                   "Drop incoming inserts whose key already exists.")
+    SMALL_FILE_LIMIT = _int("hoodie.parquet.small.file.limit", 104857600,
+                            "Base files smaller than this (bytes) take new inserts; 0 disables.")
+    PARQUET_MAX_FILE_SIZE = _int("hoodie.parquet.max.file.size", 125829120, "Target base file size (bytes).")
+    PARQUET_BLOCK_SIZE = _int("hoodie.parquet.block.size", 125829120, "Parquet row group size (bytes).")
+    PARQUET_PAGE_SIZE = _int("hoodie.parquet.page.size", 1048576, "Parquet page size (bytes).")
+    PARQUET_COMPRESSION = _str("hoodie.parquet.compression.codec", "gzip",
+                               "Parquet codec: gzip, snappy, zstd, lz4, uncompressed.")
+    RECORD_SIZE_ESTIMATE = _int("hoodie.copyonwrite.record.size.estimate", 1024,
+                                "Average record size (bytes) assumed before any commit gives one.")
+    INSERT_SPLIT_SIZE = _int("hoodie.copyonwrite.insert.split.size", 500000,
+                             "Records per new file group when auto split is off.")
+    INSERT_AUTO_SPLIT = _bool("hoodie.copyonwrite.insert.auto.split", True,
+                              "Size new file groups from max file size / average record size.")
+    UPSERT_PARALLELISM = _int("hoodie.upsert.shuffle.parallelism", 0, "Shuffle partitions; 0 = Spark's.")
+    INSERT_PARALLELISM = _int("hoodie.insert.shuffle.parallelism", 0, "Shuffle partitions; 0 = Spark's.")
+    BULKINSERT_PARALLELISM = _int("hoodie.bulkinsert.shuffle.parallelism", 0, "Shuffle partitions; 0 = input's.")
+    DELETE_PARALLELISM = _int("hoodie.delete.shuffle.parallelism", 0, "Shuffle partitions; 0 = Spark's.")
+    BULKINSERT_SORT_MODE = _str("hoodie.bulkinsert.sort.mode", "NONE",
+                                "NONE, GLOBAL_SORT, PARTITION_SORT, PARTITION_PATH_REPARTITION.")
+    MARKERS_TYPE = _str("hoodie.write.markers.type", "DIRECT", "DIRECT markers (one file per data file).")
+    SCHEMA_ALLOW_AUTO_EVOLUTION_COLUMN_DROP = _bool("hoodie.datasource.write.schema.allow.auto.evolution.column.drop",
+                                                    False, "Allow writes that drop columns.")
+    SQL_INSERT_INTO_OPERATION = _str("hoodie.spark.sql.insert.into.operation", None,
+                                     "bulk_insert, insert or upsert for INSERT INTO; unset = upsert when the "
+                                     "table has a primary key and precombine field, else insert.")
+    INSERT_DUP_POLICY = _str("hoodie.datasource.insert.dup.policy", "none", "none, drop or fail.")
+    OVERWRITE_MODE = _str("hoodie.datasource.overwrite.mode", None, "STATIC or DYNAMIC partition overwrite.")
+    AUTO_COMMIT = _bool("hoodie.auto.commit", True, "Commit at the end of the write.")
+
+
+class IndexConfig:
+    """Index options (Hudi ``HoodieIndexConfig``)."""
+
+    TYPE = _str("hoodie.index.type", "SIMPLE", "SIMPLE, GLOBAL_SIMPLE, BLOOM, GLOBAL_BLOOM, BUCKET.")
+    BLOOM_NUM_ENTRIES = _int("hoodie.index.bloom.num_entries", 60000, "Keys per bloom filter row.")
+    BLOOM_FPP = _float("hoodie.index.bloom.fpp", 0.000000001, "Bloom false positive probability.")
+    BLOOM_FILTER_TYPE = _str("hoodie.bloom.index.filter.type", "DYNAMIC_V0", "SIMPLE or DYNAMIC_V0.")
+    BLOOM_DYNAMIC_MAX_ENTRIES = _int("hoodie.bloom.index.filter.dynamic.max.entries", 100000,
+                                     "Capacity of a dynamic bloom filter.")
+    SIMPLE_UPDATE_PARTITION_PATH = _bool("hoodie.simple.index.update.partition.path", True,
+                                         "Global index: move a record whose partition changed.")
+    BUCKET_NUM = _int("hoodie.bucket.index.num.buckets", 4, "Buckets per partition (bucket index).")
+    BUCKET_HASH_FIELD = _str("hoodie.bucket.index.hash.field", None, "Bucket hash fields.")
+
+
+class ReadConfig:
+    """Query options (Hudi ``DataSourceReadOptions``)."""
+
+    QUERY_TYPE = _str("hoodie.datasource.query.type", "snapshot", "snapshot, read_optimized, incremental.")
+    AS_OF_INSTANT = _str("as.of.instant", None, "Time travel: read the table as of this instant.")
+    BEGIN_INSTANTTIME = _str("hoodie.datasource.read.begin.instanttime", None,
+                             "Incremental: commits after this instant (exclusive).")
+    END_INSTANTTIME = _str("hoodie.datasource.read.end.instanttime", None,
+                           "Incremental: commits up to this instant (inclusive).")
+    QUERY_AS_RO_TABLE = _bool("hoodie.query.as.ro.table", None,
+                              "Set by Hive sync on _ro (true) / _rt (false) tables.")
+
+
+class HoodieConfig(Mapping[str, str]):
+    """An immutable string map of ``hoodie.*`` options with typed access.
+
+    Args:
+        props: key/value strings; later layers are merged with :meth:`overlay`.
+    """
+
+    def __init__(self, props: Mapping[str, str] | None = None) -> None:
+        self._props: dict[str, str] = {str(k): str(v) for k, v in (props or {}).items()}
+
+    def __getitem__(self, key: str) -> str:
+        return self._props[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._props)
+
+    def __len__(self) -> int:
+        return len(self._props)
+
+    def __repr__(self) -> str:
+        return f"HoodieConfig({self._props!r})"
+
+    def raw(self, prop: ConfigProperty[Any]) -> str | None:
+        """The stored string for ``prop`` (or one of its alternatives), or ``None``."""
+        for key in (prop.key, *prop.alternatives):
+            if key in self._props:
+                return self._props[key]
+        return None
+
+    def contains(self, prop: ConfigProperty[Any]) -> bool:
+        """Whether ``prop`` (or an alternative key) is set."""
+        return self.raw(prop) is not None
+
+    def get(self, prop: ConfigProperty[T], default: T | None = None) -> T:  # type: ignore[override]
+        """Typed value of ``prop``: the stored value, else ``default``, else the property's default.
+
+        Raises:
+            ConfigError: the value does not parse, or the key is unset and has no default.
+        """
+        value = self.raw(prop)
+        if value is None:
+            fallback = default if default is not None else prop.default
+            if fallback is None:
+                raise ConfigError(f"config '{prop.key}' is not set and has no default")
+            return fallback
+        try:
+            return prop.parse(value)
+        except ValueError as exc:
+            raise ConfigError(f"config '{prop.key}' has an invalid value {value!r}: {exc}") from exc
+
+    def get_optional(self, prop: ConfigProperty[T]) -> T | None:
+        """Typed value of ``prop``, or its default, or ``None`` when neither exists (never raises for a
+        missing key; raises :class:`ConfigError` for a malformed one)."""
+        if self.raw(prop) is None:
+            return prop.default
+        return self.get(prop)
+
+    def overlay(self, other: Mapping[str, str] | None) -> HoodieConfig:
+        """A new config: this one with ``other``'s keys on top (``other`` wins)."""
+        merged = dict(self._props)
+        merged.update({str(k): str(v) for k, v in (other or {}).items()})
+        return HoodieConfig(merged)
+
+    def with_value(self, prop: ConfigProperty[Any], value: object) -> HoodieConfig:
+        """A new config with ``prop`` set to ``value`` (booleans written Java-style)."""
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        return self.overlay({prop.key: text})
+
+    def as_dict(self) -> dict[str, str]:
+        """A plain copy of the stored strings."""
+        return dict(self._props)

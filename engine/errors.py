@@ -1,0 +1,68 @@
+"""Errors raised by the table engine.
+
+Every error derives from :class:`EngineError`, so callers can catch "any engine error" in one place.
+Messages name the table (base path), instant, file or key at fault, so a user can act on them.
+"""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Root of all errors raised by :mod:`engine`."""
+
+
+class ConfigError(EngineError):
+    """A ``hoodie.*`` configuration value is missing, malformed or contradicts the table config."""
+
+
+class StorageError(EngineError):
+    """Reading, writing, listing or deleting a file failed; the message names the path."""
+
+
+class TableNotFound(EngineError):
+    """No Hudi table (``.hoodie/hoodie.properties``) exists at the given base path."""
+
+
+class TableExists(EngineError):
+    """A Hudi table already exists where a new one was to be created."""
+
+
+class UnsupportedTable(EngineError):
+    """The table uses a feature or version this engine does not implement (named in the message)."""
+
+
+class TimelineError(EngineError):
+    """The timeline is inconsistent: a bad instant file name, an illegal state transition, or a
+    missing instant."""
+
+
+class CorruptFile(EngineError):
+    """A data or metadata file could not be decoded (bad magic, truncated, wrong sizes)."""
+
+
+class SchemaMismatch(EngineError):
+    """Incoming data does not match the table schema (missing, extra or incompatible columns)."""
+
+
+class InvalidRecordKey(EngineError):
+    """A record key or partition path could not be built (null/empty key field, unknown field)."""
+
+
+class CommitConflict(EngineError):
+    """Another writer committed to the same file groups since this writer started.
+
+    Attributes:
+        retryable: always ``True``: re-running the write against the new table state is safe.
+    """
+
+    retryable = True
+
+
+class WriteError(EngineError):
+    """A write failed after its instant was started; the instant is left inflight and the next writer
+    rolls it back."""
+
+
+class TableServiceError(EngineError):
+    """A table service (compaction, clustering, clean, archive, rollback, restore) failed or cannot run
+    (for example no pending plan, or the wrong table type)."""

@@ -1,0 +1,149 @@
+"""Query planning: which file slices a query reads (Hudi ``HoodieFileIndex`` / ``MergeOnReadSnapshotRelation``
+/ ``IncrementalRelation``).
+
+* snapshot: latest file slice of every file group, as of the latest completed instant or ``as.of.instant``;
+* read_optimized: the same slices without their log files;
+* incremental: file groups written by completed commits in ``(begin, end]``, rows then filtered by
+  ``_hoodie_commit_time`` in that range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from engine.config import HoodieConfig, ReadConfig
+from engine.errors import ConfigError
+from engine.table import Table
+
+
+class QueryType(Enum):
+    """Hudi query types (``hoodie.datasource.query.type``)."""
+
+    SNAPSHOT = "snapshot"
+    READ_OPTIMIZED = "read_optimized"
+    INCREMENTAL = "incremental"
+
+
+@dataclass(frozen=True)
+class ReadSplit:
+    """One file slice to read.
+
+    Attributes:
+        partition_path: relative partition path.
+        file_id: file group id.
+        base_instant: the slice's base instant.
+        base_file: absolute path of the base file, or ``None`` for a log-only slice.
+        log_files: absolute paths of the slice's log files, in log order.
+        size_bytes: total bytes of the slice's files (for split sizing).
+    """
+
+    partition_path: str
+    file_id: str
+    base_instant: str
+    base_file: str | None
+    log_files: tuple[str, ...]
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """What to read and how to filter rows.
+
+    Attributes:
+        splits: file slices to read.
+        query_type: the query type.
+        as_of: upper instant bound (inclusive) of visible data, or ``None`` for latest.
+        begin: incremental lower bound (exclusive), or ``None``.
+        end: incremental upper bound (inclusive), or ``None``.
+        completed_instants: completed write instants ≤ ``as_of``/``end`` (log blocks of others are ignored).
+    """
+
+    splits: tuple[ReadSplit, ...]
+    query_type: QueryType
+    as_of: str | None = None
+    begin: str | None = None
+    end: str | None = None
+    completed_instants: frozenset[str] = frozenset()
+
+
+def normalize_instant(value: str) -> str:
+    """Accept ``yyyyMMddHHmmss[SSS]``, ``yyyy-MM-dd HH:mm:ss[.SSS]`` or ``yyyy-MM-dd`` (Hudi
+    ``HoodieSqlCommonUtils.formatQueryInstant``) and return the instant form.
+
+    Raises:
+        ConfigError: unrecognized format.
+    """
+    text = value.strip().strip("'\"")
+    digits = "".join(ch for ch in text if ch.isdigit())
+    if text.isdigit() and len(text) in (14, 17):
+        return text
+    if len(text) == 10 and text[4] == "-" and text[7] == "-":
+        return digits + "000000000"
+    if len(text) >= 19 and text[4] == "-" and text[10] in " T":
+        base, millis = digits[:14], digits[14:17]
+        return base + millis.ljust(3, "0")
+    raise ConfigError(
+        f"unsupported instant {value!r}: expected yyyyMMddHHmmss[SSS], 'yyyy-MM-dd HH:mm:ss[.SSS]' or 'yyyy-MM-dd'"
+    )
+
+
+def plan_query(
+    table: Table, options: HoodieConfig, partition_filter: Callable[[str], bool] | None = None
+) -> QueryPlan:
+    """Plan a read of ``table``.
+
+    Args:
+        table: the table.
+        options: read options (``hoodie.datasource.query.type``, ``as.of.instant``,
+            ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``, ``hoodie.query.as.ro.table``).
+        partition_filter: keeps only partitions for which it returns True (partition pruning).
+
+    Raises:
+        ConfigError: bad query type or instant, or an incremental query without a begin instant.
+    """
+    raw_type = options.get(ReadConfig.QUERY_TYPE).strip().lower()
+    if options.get_optional(ReadConfig.QUERY_AS_RO_TABLE):
+        raw_type = QueryType.READ_OPTIMIZED.value
+    try:
+        query_type = QueryType(raw_type)
+    except ValueError:
+        raise ConfigError(f"hoodie.datasource.query.type: unknown query type {raw_type!r} for table "
+                          f"{table.base_path}") from None
+    timeline = table.timeline
+    completed = [i.timestamp for i in timeline.completed_commits()]
+    as_of = options.raw(ReadConfig.AS_OF_INSTANT)
+    as_of = normalize_instant(as_of) if as_of else None
+    begin = end = None
+    touched: set[str] | None = None
+    if query_type is QueryType.INCREMENTAL:
+        raw_begin = options.raw(ReadConfig.BEGIN_INSTANTTIME)
+        if not raw_begin:
+            raise ConfigError(f"incremental query on {table.base_path} needs "
+                              f"'{ReadConfig.BEGIN_INSTANTTIME.key}'")
+        begin = normalize_instant(raw_begin) if raw_begin not in ("000", "0") else "0"
+        raw_end = options.raw(ReadConfig.END_INSTANTTIME)
+        end = normalize_instant(raw_end) if raw_end else (completed[-1] if completed else begin)
+        as_of = end
+        touched = set()
+        for instant in timeline.completed_commits():
+            if begin < instant.timestamp <= end:
+                touched.update(stat.file_id for stat in table.commit_metadata(instant).all_write_stats())
+    visible = frozenset(t for t in completed if as_of is None or t <= as_of)
+    view = table.file_system_view(as_of)
+    splits = []
+    for partition in view.partition_paths():
+        if partition_filter is not None and not partition_filter(partition):
+            continue
+        for slice_ in view.latest_file_slices(partition):
+            if touched is not None and slice_.file_id not in touched:
+                continue
+            logs = () if query_type is QueryType.READ_OPTIMIZED else tuple(lf.path for lf in slice_.log_files)
+            base = slice_.base_file
+            if base is None and not logs:
+                continue
+            size = (base.size if base else 0) + sum(lf.size for lf in slice_.log_files if lf.path in logs)
+            splits.append(ReadSplit(partition, slice_.file_id, slice_.base_instant,
+                                    base.path if base else None, logs, size))
+    return QueryPlan(tuple(splits), query_type, as_of, begin, end, visible)

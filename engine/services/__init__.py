@@ -1,0 +1,1 @@
+"""Table services (compaction, clustering, clean, archive, savepoint/restore): schedule, execute, commit."""

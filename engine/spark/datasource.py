@@ -1,0 +1,189 @@
+"""The ``hudi`` Spark Python data source (reader): ``spark.read.format("hudi").load(path)`` and, through
+sqlext's session catalog, plain ``SELECT ... FROM t`` on tables created ``USING hudi``.
+
+Options (Hudi ``DataSourceReadOptions``): ``path``; ``hoodie.datasource.query.type`` = snapshot |
+read_optimized | incremental; ``as.of.instant``; ``hoodie.datasource.read.begin.instanttime`` /
+``end.instanttime``; ``hoodie.query.as.ro.table`` (set by Hive sync on ``_ro`` tables).
+
+Partition pruning: equality / IN / comparison filters on partition columns of hive-style or plain
+partition paths are used to skip partitions (Spark still re-applies every filter).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    LessThan,
+    LessThanOrEqual,
+)
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import StructType
+
+from engine.config import HoodieConfig
+from engine.errors import ConfigError
+from engine.formats.avro_schema import add_meta_fields, avro_to_arrow
+from engine.keygen import KeyGenerator
+from engine.read.file_group_reader import read_split
+from engine.read.planner import QueryPlan, ReadSplit, plan_query
+from engine.storage import Storage
+from engine.table import Table
+
+logger = logging.getLogger(__name__)
+
+TARGET_SPLIT_BYTES = 128 * 1024 * 1024
+
+
+def _table_path(options: dict[str, str]) -> str:
+    path = options.get("path") or options.get("hoodie.base.path")
+    if not path:
+        raise ConfigError("the hudi data source needs a 'path' option (the table's base path)")
+    return path.removeprefix("file:")
+
+
+def table_spark_schema(table: Table) -> StructType:
+    """Spark schema of ``table``: the five meta columns then the data columns."""
+    avro = table.latest_avro_schema(include_meta=False)
+    if avro is None:
+        raise ConfigError(f"table {table.base_path} has no schema yet")
+    return from_arrow_schema(avro_to_arrow(add_meta_fields(avro)))
+
+
+class HudiDataSource(DataSource):
+    """Spark data source ``hudi`` (Hudi ``DefaultSource`` for reads)."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name: ``hudi``."""
+        return "hudi"
+
+    def schema(self) -> StructType:
+        """The latest table schema with meta columns (used when Spark has no catalog schema)."""
+        return table_spark_schema(Table.load(_table_path(dict(self.options))))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        """A reader producing ``schema`` (the catalog's declared schema or :meth:`schema`)."""
+        return HudiDataSourceReader(dict(self.options), schema)
+
+
+def _filter_value(f: Filter) -> tuple[str, str, Any] | None:
+    column = ".".join(getattr(f, "attribute", ()) or ())
+    if isinstance(f, EqualTo):
+        return column, "=", f.value
+    if isinstance(f, In):
+        return column, "in", tuple(f.value)
+    for cls, op in ((GreaterThan, ">"), (GreaterThanOrEqual, ">="), (LessThan, "<"), (LessThanOrEqual, "<=")):
+        if isinstance(f, cls):
+            return column, op, f.value
+    return None
+
+
+class HudiDataSourceReader(DataSourceReader):
+    """Plans file slices on the driver and reads them on executors.
+
+    Args:
+        options: data source options (see module doc).
+        schema: the Spark schema to produce.
+    """
+
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self._options = {str(k): str(v) for k, v in options.items()}
+        self._spark_schema = schema
+        self._arrow_schema = to_arrow_schema(schema)
+        self._path = _table_path(self._options)
+        self._predicates: list[tuple[str, str, Any]] = []
+
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 - Spark's name
+        """Keep partition-column predicates for pruning; every filter is returned so Spark re-applies it."""
+        for f in filters:
+            parsed = _filter_value(f)
+            if parsed is not None:
+                self._predicates.append(parsed)
+            yield f
+
+    def _partition_filter(self, table: Table) -> Any:
+        fields = [f.lower() for f in table.partition_fields]
+        wanted = [(c.lower(), op, v) for c, op, v in self._predicates if c.lower() in fields]
+        if not wanted or "timestamp" in table.keygen_class.lower() or "custom" in table.keygen_class.lower():
+            return None
+        keygen = KeyGenerator.from_config(table.config)
+
+        def keep(partition_path: str) -> bool:
+            try:
+                values = keygen.partition_values(partition_path)
+            except Exception:  # noqa: BLE001 - an unparsable path is never pruned
+                return True
+            if len(values) != len(fields):
+                return True
+            current = dict(zip(fields, values, strict=True))
+            for column, op, value in wanted:
+                stored = current[column]
+                if stored == "__HIVE_DEFAULT_PARTITION__":
+                    return False
+                try:
+                    if not _compare(stored, op, value):
+                        return False
+                except (TypeError, ValueError):
+                    continue
+            return True
+
+        return keep
+
+    def _plan(self) -> QueryPlan:
+        table = Table.load(self._path)
+        return plan_query(table, HoodieConfig(self._options), self._partition_filter(table))
+
+    def partitions(self) -> Sequence[InputPartition]:
+        """Slices grouped into input partitions of about 128 MB."""
+        plan = self._plan()
+        self._plan_cache = plan
+        groups: list[list[ReadSplit]] = []
+        size = 0
+        for split in sorted(plan.splits, key=lambda s: -s.size_bytes):
+            if not groups or size + split.size_bytes > TARGET_SPLIT_BYTES:
+                groups.append([])
+                size = 0
+            groups[-1].append(split)
+            size += split.size_bytes
+        return [InputPartition(tuple(g)) for g in groups] or [InputPartition(())]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """Rows of the partition's slices as Arrow batches of exactly the requested schema."""
+        plan = getattr(self, "_plan_cache", None) or self._plan()
+        storage = Storage.for_uri(self._path)
+        for split in partition.value:
+            yield from read_split(storage, split, self._arrow_schema, plan)
+
+
+def _compare(stored: str, op: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        left: Any = stored.lower() == "true"
+    elif isinstance(value, int):
+        left = int(stored)
+    elif isinstance(value, float):
+        left = float(stored)
+    else:
+        left = stored
+        value = str(value) if not isinstance(value, tuple) else tuple(str(v) for v in value)
+    if op == "=":
+        return bool(left == value)
+    if op == "in":
+        return left in value
+    if op == ">":
+        return bool(left > value)
+    if op == ">=":
+        return bool(left >= value)
+    if op == "<":
+        return bool(left < value)
+    return bool(left <= value)

@@ -1,0 +1,162 @@
+"""Executor-side functions handed to Spark (``mapInArrow`` / ``applyInArrow``).
+
+Each factory returns a closure over picklable, driver-built state; the closure only calls pure pyarrow
+code from :mod:`engine.write`, :mod:`engine.index` and :mod:`engine.keygen`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engine.config import HoodieConfig
+from engine.formats.conform import conform_table
+from engine.index.simple import KeyedFile, read_key_locations
+from engine.keygen import KeyGenerator
+from engine.storage import Storage
+from engine.timeline.commit_metadata import WriteStat
+from engine.write.handles import (
+    BulkInsertWriter,
+    TaskIdentity,
+    WriteContext,
+    create_file_group,
+    merge_file_group,
+)
+from engine.write.planner import BucketKind, WritePlan
+from engine.write.prepare import BUCKET, FILE_ID, KEY_HASH, PARTITION_PATH, RECORD_KEY
+
+STATS_COLUMN = "stat"
+STATS_SCHEMA_DDL = f"{STATS_COLUMN} string"
+
+ArrowBatchFn = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+
+def current_task() -> TaskIdentity:
+    """Coordinates of the running Spark task (zeros outside a task)."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        return TaskIdentity()
+    return TaskIdentity(ctx.partitionId(), ctx.stageId(), ctx.taskAttemptId())
+
+
+def stats_batch(stats: list[WriteStat]) -> pa.RecordBatch:
+    """Write stats as a one-column record batch of JSON strings (what tasks return to the driver)."""
+    return pa.RecordBatch.from_arrays(
+        [pa.array([json.dumps(s.to_dict()) for s in stats], pa.string())], names=[STATS_COLUMN]
+    )
+
+
+def add_keys_fn(props: dict[str, str], key_schema: pa.Schema, with_partition: bool = True) -> ArrowBatchFn:
+    """``mapInArrow`` function appending ``_hoodie_record_key`` and (``with_partition``)
+    ``_hoodie_partition_path``.
+
+    Args:
+        props: table config overlaid with write options (key generator settings).
+        key_schema: table types of the record-key and partition columns (values are conformed to these
+            before key generation, so keys are rendered from the stored types).
+    """
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        keygen = KeyGenerator.from_config(HoodieConfig(props))
+        for batch in batches:
+            fields = conform_table(batch, key_schema)
+            columns = [*batch.columns, keygen.record_keys(fields)]
+            names = [*batch.schema.names, RECORD_KEY]
+            if with_partition:
+                columns.append(keygen.partition_paths(fields))
+                names.append(PARTITION_PATH)
+            yield pa.RecordBatch.from_arrays(columns, names=names)
+
+    return run
+
+
+def read_keys_fn(storage: Storage, props: dict[str, str]) -> ArrowBatchFn:
+    """``mapInArrow`` function over rows ``(partition, file_id, path)`` of latest base files, yielding their
+    ``(_hoodie_record_key, _hoodie_partition_path, _hoodie_file_id)``."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        conf = HoodieConfig(props)
+        for batch in batches:
+            for row in batch.to_pylist():
+                table = read_key_locations(
+                    storage, KeyedFile(row["partition"], row["file_id"], row["path"]), conf
+                )
+                yield from table.to_batches()
+
+    return run
+
+
+def assign_buckets_fn(plan: WritePlan) -> ArrowBatchFn:
+    """``mapInArrow`` function appending ``_hoodie_bucket``: the update bucket of the record's file group,
+    or the insert bucket chosen by the key hash against the partition's cumulative weights."""
+    update_ids = pa.array(list(plan.update_buckets), pa.string())
+    update_buckets = np.array(list(plan.update_buckets.values()) or [0], dtype=np.int32)
+    weights = {
+        p: (np.array([w for w, _ in ws]), np.array([b for _, b in ws], dtype=np.int32))
+        for p, ws in plan.insert_weights.items()
+    }
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            n = batch.num_rows
+            buckets = np.full(n, -1, dtype=np.int32)
+            file_ids = batch.column(batch.schema.get_field_index(FILE_ID))
+            idx = pc.index_in(file_ids, value_set=update_ids)
+            known = np.asarray(idx.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            if known.any():
+                pos = np.asarray(pc.fill_null(idx, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+                buckets[known] = update_buckets[pos[known]]
+            if not known.all():
+                partitions = np.asarray(
+                    batch.column(batch.schema.get_field_index(PARTITION_PATH)).to_numpy(zero_copy_only=False),
+                    dtype=object,
+                )
+                hashes = np.asarray(
+                    batch.column(batch.schema.get_field_index(KEY_HASH)).to_numpy(zero_copy_only=False),
+                    dtype=np.int64,
+                )
+                fraction = np.mod(hashes, 10_000) / 10_000.0
+                for partition in set(partitions[~known].tolist()):
+                    rows = (~known) & (partitions == partition)
+                    cumulative, ids = weights[partition]
+                    slot = np.minimum(np.searchsorted(cumulative, fraction[rows], side="right"), len(ids) - 1)
+                    buckets[rows] = ids[slot]
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, pa.array(buckets, pa.int32())], names=[*batch.schema.names, BUCKET]
+            )
+
+    return run
+
+
+def write_bucket_fn(ctx: WriteContext, plan: WritePlan) -> Callable[[Any, pa.Table], pa.Table]:
+    """``applyInArrow`` function writing one bucket (file group) and returning its write stats."""
+
+    def run(key: Any, table: pa.Table) -> pa.Table:
+        bucket = plan.buckets[int(key[0].as_py())]
+        task = current_task()
+        if bucket.kind is BucketKind.UPDATE and bucket.existing is not None:
+            stats = merge_file_group(ctx, bucket.existing, table, task)
+        else:
+            stats = create_file_group(ctx, bucket.partition_path, bucket.file_id, table, task)
+        return pa.Table.from_batches([stats_batch(stats)])
+
+    return run
+
+
+def bulk_insert_fn(ctx: WriteContext) -> ArrowBatchFn:
+    """``mapInArrow`` function streaming a task's rows into new file groups (bulk insert)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        writer = BulkInsertWriter(ctx, current_task())
+        for batch in batches:
+            writer.write(pa.Table.from_batches([batch]))
+        yield stats_batch(writer.close())
+
+    return run

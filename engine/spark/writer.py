@@ -1,0 +1,352 @@
+"""The driver side of a write on Spark (Hudi ``SparkRDDWriteClient`` + ``HoodieSparkSqlWriter``).
+
+One entry point, :func:`write_dataframe`, serves INSERT, bulk insert, upsert, delete and the overwrites:
+
+1. start the instant (rolling back failed writes first);
+2. add record keys and partition paths (executors, ``mapInArrow``), unless the input is *prepped*
+   (already carries ``_hoodie_record_key``, ``_hoodie_partition_path`` and ``_hoodie_file_id``);
+3. bulk insert: executors stream rows into new file groups; otherwise tag records with the simple index
+   (a Spark join with the keys of the latest base files of the touched partitions), count them per file
+   group (the workload profile: counts only reach the driver), plan buckets, and write one file group
+   per bucket (``groupBy(bucket).applyInArrow``);
+4. commit the write stats the tasks returned.
+
+No record is collected to the driver.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
+
+from engine import errors
+from engine.config import HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
+from engine.errors import EngineError, WriteError
+from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
+from engine.spark import tasks
+from engine.table import Table
+from engine.timeline.commit_metadata import WriteStat
+from engine.write.commit import finish_write, start_write
+from engine.write.handles import WriteContext
+from engine.write.metrics import WriteMetrics
+from engine.write.operation import WriteOperation
+from engine.write.planner import ExistingFileGroup, WorkloadProfile, average_record_size, plan_writes
+from engine.write.prepare import BUCKET, FILE_ID, IS_DELETED, KEY_HASH, PARTITION_PATH, RECORD_KEY
+from engine.write.rollback import rollback_instant
+
+logger = logging.getLogger(__name__)
+
+
+def table_arrow_schema(table: Table) -> pa.Schema:
+    """Arrow schema of the table's data columns (no meta columns), from its latest Avro schema.
+
+    Raises:
+        SchemaMismatch: the table has no schema yet.
+    """
+    avro = table.latest_avro_schema(include_meta=False)
+    if avro is None:
+        raise errors.SchemaMismatch(f"table {table.base_path} has no schema (no commit and no create schema)")
+    return avro_to_arrow(avro)
+
+
+def _key_schema(table: Table, data_schema: pa.Schema, conf: HoodieConfig) -> pa.Schema:
+    wanted = set()
+    for prop in (TableConfig.RECORDKEY_FIELDS, TableConfig.PARTITION_FIELDS):
+        for name in parse_list(conf.get(prop, "") or ""):
+            wanted.add(name.split(".")[0].split(":")[0].lower())
+    return pa.schema([f for f in data_schema if f.name.lower() in wanted])
+
+
+_TASK_ERROR = re.compile(r"(?:engine\.errors\.)?(" + "|".join(
+    name for name in dir(errors) if isinstance(getattr(errors, name), type)
+    and issubclass(getattr(errors, name), EngineError)
+) + r"): (.+)")
+
+
+def unwrap_task_error(exc: BaseException) -> EngineError | None:
+    """The engine error raised inside a Spark task, rebuilt from the driver-side exception text."""
+    for match in _TASK_ERROR.finditer(str(exc)):
+        cls = getattr(errors, match.group(1))
+        return cls(match.group(2).strip())  # type: ignore[no-any-return]
+    return None
+
+
+_PY_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)): (.+)$", re.MULTILINE)
+
+
+def failure_summary(exc: BaseException) -> str:
+    """One line saying what failed: the innermost Python error raised in a task, else the first line."""
+    text = str(exc)
+    found = [m for m in _PY_ERROR_LINE.finditer(text) if not m.group(1).startswith(("pyspark.", "py4j."))]
+    if found:
+        return f"{found[-1].group(1)}: {found[-1].group(2).strip()}"
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return first
+
+
+def _spark_type_of_keys() -> list[StructField]:
+    return [StructField(RECORD_KEY, StringType(), False), StructField(PARTITION_PATH, StringType(), False)]
+
+
+def add_keys(
+    df: DataFrame, table: Table, conf: HoodieConfig, data_schema: pa.Schema, *, with_partition: bool = True
+) -> DataFrame:
+    """``df`` with ``_hoodie_record_key`` (and ``_hoodie_partition_path`` unless ``with_partition`` is
+    False) appended, computed on executors by the table's key generator."""
+    added = _spark_type_of_keys() if with_partition else _spark_type_of_keys()[:1]
+    schema = StructType([*df.schema.fields, *added])
+    fn = tasks.add_keys_fn(conf.as_dict(), _key_schema(table, data_schema, conf), with_partition)
+    return df.mapInArrow(fn, schema)
+
+
+def existing_key_locations(
+    spark: SparkSession, table: Table, partitions: Sequence[str] | None, conf: HoodieConfig
+) -> DataFrame:
+    """The simple index's side of the join: ``(_hoodie_record_key, _hoodie_partition_path,
+    _hoodie_file_id)`` of every record in the latest base files of ``partitions`` (all when ``None``)."""
+    view = table.file_system_view()
+    names = view.partition_paths() if partitions is None else list(partitions)
+    files = [
+        (p, bf.file_id, bf.path) for p in names for bf in view.latest_base_files(p)
+    ]
+    schema = StructType([StructField(RECORD_KEY, StringType()), StructField(PARTITION_PATH, StringType()),
+                         StructField(FILE_ID, StringType())])
+    if not files:
+        return spark.createDataFrame([], schema)
+    listing = spark.createDataFrame(files, "partition string, file_id string, path string")
+    listing = listing.repartition(max(1, min(len(files), spark.sparkContext.defaultParallelism * 2)))
+    return listing.mapInArrow(tasks.read_keys_fn(table.storage, conf.as_dict()), schema)
+
+
+def tag_locations(
+    spark: SparkSession, table: Table, keyed: DataFrame, conf: HoodieConfig
+) -> DataFrame:
+    """Tag keyed records with ``_hoodie_file_id`` of the file group holding their key (null when new);
+    Hudi ``HoodieSimpleIndex`` (non-global: key and partition must match) or ``GLOBAL_SIMPLE`` (key only,
+    the stored partition wins)."""
+    index_type = conf.get(IndexConfig.TYPE).upper()
+    if index_type == "GLOBAL_SIMPLE":
+        stored = existing_key_locations(spark, table, None, conf).withColumnRenamed(
+            PARTITION_PATH, "_stored_partition")
+        joined = keyed.join(stored, on=RECORD_KEY, how="left")
+        return joined.withColumn(
+            PARTITION_PATH, F.coalesce(F.col("_stored_partition"), F.col(PARTITION_PATH))
+        ).drop("_stored_partition")
+    if index_type not in ("SIMPLE", "BLOOM"):
+        raise errors.ConfigError(f"hoodie.index.type={index_type} is not supported for table "
+                                 f"{table.base_path} (supported: SIMPLE, GLOBAL_SIMPLE)")
+    partitions = [r[0] for r in keyed.select(PARTITION_PATH).distinct().collect()]
+    stored = existing_key_locations(spark, table, partitions, conf)
+    return keyed.join(stored, on=[RECORD_KEY, PARTITION_PATH], how="left")
+
+
+def _dedupe_in_spark(df: DataFrame, precombine: str | None) -> DataFrame:
+    order = F.col(precombine).desc_nulls_last() if precombine and precombine in df.columns else F.lit(1)
+    window = Window.partitionBy(RECORD_KEY).orderBy(order)
+    return df.withColumn("_rn", F.row_number().over(window)).filter("_rn = 1").drop("_rn")
+
+
+def _shuffle_partitions(spark: SparkSession, conf: HoodieConfig, operation: WriteOperation) -> int:
+    prop = {
+        WriteOperation.UPSERT: WriteConfig.UPSERT_PARALLELISM,
+        WriteOperation.DELETE: WriteConfig.DELETE_PARALLELISM,
+    }.get(operation, WriteConfig.INSERT_PARALLELISM)
+    configured = conf.get(prop)
+    return configured if configured > 0 else int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+
+
+def _collect_stats(df: DataFrame) -> list[WriteStat]:
+    return [WriteStat.from_dict(json.loads(row[0])) for row in df.collect()]
+
+
+def write_dataframe(
+    spark: SparkSession,
+    table: Table,
+    df: DataFrame,
+    operation: WriteOperation,
+    options: Mapping[str, str] | None = None,
+    *,
+    prepped: bool = False,
+    overwrite_partitions: Sequence[str] | None = None,
+) -> WriteMetrics:
+    """Write ``df`` to ``table`` with ``operation`` and commit.
+
+    Args:
+        spark: the session.
+        table: the target table.
+        df: rows with the table's data columns (matched by name; missing ones written as null). With
+            ``prepped=True`` it also carries ``_hoodie_record_key``, ``_hoodie_partition_path``,
+            ``_hoodie_file_id`` (null for new records) and optionally ``_hoodie_is_deleted``.
+        operation: the write operation.
+        options: write options (``hoodie.*``) over the table config.
+        prepped: skip key generation and index tagging.
+        overwrite_partitions: for ``insert_overwrite``, the partitions to replace; ``None`` = the
+            partitions present in ``df`` (dynamic overwrite).
+
+    Returns:
+        The write's metrics (instant, row and file counts, bytes, milliseconds per phase).
+
+    Raises:
+        EngineError: the write failed; it was rolled back and the table reads its last commit.
+    """
+    metrics = WriteMetrics(operation=operation.value)
+    conf = table.config.overlay(options)
+    data_schema = table_arrow_schema(table)
+    # The commit's schema in Hudi's canonical form (["null", T] with null defaults), whatever form the
+    # stored schema had (hoodie.table.create.schema uses [T, "null"]).
+    avro_schema = arrow_to_avro(data_schema, table.name)
+    with metrics.phase("start"):
+        instant = start_write(table, operation)
+    metrics.instant = instant.timestamp
+    ctx = WriteContext(
+        storage=table.storage,
+        base_path=table.base_path,
+        instant_time=instant.timestamp,
+        data_schema=data_schema,
+        avro_schema=add_meta_fields(avro_schema),
+        props=conf.overlay({
+            WriteConfig.COMBINE_BEFORE_UPSERT.key: str(
+                conf.get(WriteConfig.COMBINE_BEFORE_INSERT) if operation in (
+                    WriteOperation.INSERT, WriteOperation.INSERT_OVERWRITE,
+                    WriteOperation.INSERT_OVERWRITE_TABLE)
+                else conf.get(WriteConfig.COMBINE_BEFORE_UPSERT)).lower()
+        }).as_dict(),
+    )
+    persisted: list[DataFrame] = []
+    try:
+        keyed = df if prepped else add_keys(df, table, conf, data_schema)
+        if operation is WriteOperation.BULK_INSERT:
+            stats, replaced = _bulk_insert(keyed, conf, ctx, metrics), {}
+        else:
+            stats, replaced = _bucketed_write(
+                spark, table, keyed, operation, conf, ctx, metrics, prepped, overwrite_partitions, persisted
+            )
+        with metrics.phase("commit"):
+            finish_write(table, instant, operation, stats, avro_schema, replaced)
+        metrics.add_stats(stats)
+        metrics.files_replaced = sum(len(v) for v in replaced.values())
+        logger.info("%s %s on %s: %s", operation.value, instant.timestamp, table.base_path, metrics)
+        return metrics
+    except BaseException as exc:
+        cause = exc if isinstance(exc, EngineError) else unwrap_task_error(exc)
+        try:
+            rollback_instant(table, instant)
+        except Exception:  # noqa: BLE001 - the next writer rolls it back
+            logger.exception("rollback of failed write %s on %s failed; the next writer will retry it",
+                             instant.timestamp, table.base_path)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        if cause is not None:
+            raise cause from exc
+        raise WriteError(
+            f"{operation.value} into {table.base_path} failed at instant {instant.timestamp} and was "
+            f"rolled back: {failure_summary(exc)}"
+        ) from exc
+    finally:
+        for frame in persisted:
+            frame.unpersist()
+
+
+def _bulk_insert(keyed: DataFrame, conf: HoodieConfig, ctx: WriteContext, metrics: WriteMetrics) -> list[WriteStat]:
+    if conf.get(WriteConfig.COMBINE_BEFORE_INSERT):
+        keyed = _dedupe_in_spark(keyed, ctx.precombine_field)
+    mode = conf.get(WriteConfig.BULKINSERT_SORT_MODE).upper()
+    if mode == "GLOBAL_SORT":
+        keyed = keyed.sort(PARTITION_PATH, RECORD_KEY)
+    elif mode == "PARTITION_SORT":
+        keyed = keyed.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
+    elif mode == "PARTITION_PATH_REPARTITION":
+        keyed = keyed.repartition(PARTITION_PATH)
+    parallelism = conf.get(WriteConfig.BULKINSERT_PARALLELISM)
+    if parallelism > 0:
+        keyed = keyed.repartition(parallelism)
+    with metrics.phase("write"):
+        return _collect_stats(keyed.mapInArrow(tasks.bulk_insert_fn(ctx), tasks.STATS_SCHEMA_DDL))
+
+
+def _bucketed_write(
+    spark: SparkSession,
+    table: Table,
+    keyed: DataFrame,
+    operation: WriteOperation,
+    conf: HoodieConfig,
+    ctx: WriteContext,
+    metrics: WriteMetrics,
+    prepped: bool,
+    overwrite_partitions: Sequence[str] | None,
+    persisted: list[DataFrame],
+) -> tuple[list[WriteStat], dict[str, list[str]]]:
+    with metrics.phase("tag"):
+        if prepped:
+            tagged = keyed if FILE_ID in keyed.columns else keyed.withColumn(FILE_ID, F.lit(None).cast(StringType()))
+        elif operation.uses_index:
+            tagged = tag_locations(spark, table, keyed, conf)
+        else:
+            tagged = keyed.withColumn(FILE_ID, F.lit(None).cast(StringType()))
+        if operation is WriteOperation.DELETE and not prepped:
+            tagged = tagged.filter(F.col(FILE_ID).isNotNull()).withColumn(IS_DELETED, F.lit(True))
+        elif IS_DELETED in tagged.columns:
+            tagged = tagged.withColumn(IS_DELETED, F.col(IS_DELETED).cast(BooleanType()))
+        tagged = tagged.withColumn(KEY_HASH, F.abs(F.xxhash64(RECORD_KEY)).cast(LongType()))
+        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+        persisted.append(tagged)
+        counts = tagged.groupBy(PARTITION_PATH, FILE_ID).count().collect()
+    with metrics.phase("plan"):
+        profile = WorkloadProfile.from_counts((r[0], r[1], r[2]) for r in counts)
+        view = table.file_system_view()
+        touched = sorted({r[0] for r in counts})
+        latest: dict[str, ExistingFileGroup] = {}
+        for partition in touched:
+            for bf in view.latest_base_files(partition):
+                latest[bf.file_id] = ExistingFileGroup(partition, bf.file_id, bf.path, bf.commit_time, bf.size)
+        replaced: dict[str, list[str]] = {}
+        small: dict[str, list[ExistingFileGroup]] = {}
+        if operation.is_replace:
+            if operation is WriteOperation.INSERT_OVERWRITE_TABLE:
+                replace_in = view.partition_paths()
+            else:
+                replace_in = list(overwrite_partitions) if overwrite_partitions is not None else touched
+            for partition in replace_in:
+                ids = [bf.file_id for bf in view.latest_base_files(partition)]
+                if ids:
+                    replaced[partition] = ids
+        elif operation is not WriteOperation.DELETE:
+            for fg in latest.values():
+                if fg.size_bytes < conf.get(WriteConfig.SMALL_FILE_LIMIT):
+                    small.setdefault(fg.partition_path, []).append(fg)
+        missing = [fid for fid in profile.updates if fid not in latest]
+        if missing:
+            raise errors.CommitConflict(
+                f"file groups {missing[:5]} of {table.base_path} changed while writing; retry the write")
+        commits = [table.commit_metadata(i) for i in reversed(table.timeline.completed_commits())]
+        plan = plan_writes(profile, latest, small, average_record_size(commits, conf), conf)
+    if not plan.buckets:
+        return [], replaced
+    with metrics.phase("write"):
+        partitions = min(len(plan.buckets), _shuffle_partitions(spark, conf, operation))
+        bucket_schema = StructType([*tagged.schema.fields, StructField(BUCKET, IntegerType(), False)])
+        bucketed = tagged.mapInArrow(tasks.assign_buckets_fn(plan), bucket_schema)
+        bucketed = bucketed.repartition(max(1, partitions), BUCKET)
+        written = bucketed.groupBy(BUCKET).applyInArrow(tasks.write_bucket_fn(ctx, plan), tasks.STATS_SCHEMA_DDL)
+        stats = _collect_stats(written)
+    return stats, replaced
+
+
+def describe(metrics: WriteMetrics) -> dict[str, Any]:
+    """A plain dict of ``metrics`` for logs and procedure output."""
+    return {
+        "instant": metrics.instant, "operation": metrics.operation, "rows_inserted": metrics.rows_inserted,
+        "rows_updated": metrics.rows_updated, "rows_deleted": metrics.rows_deleted,
+        "rows_copied": metrics.rows_copied, "files_added": metrics.files_added,
+        "files_updated": metrics.files_updated, "files_replaced": metrics.files_replaced,
+        "bytes_written": metrics.bytes_written, "phase_ms": dict(metrics.phase_ms),
+    }

@@ -1,0 +1,484 @@
+"""A Hudi table on storage (Hudi ``HoodieTableMetaClient`` + ``HoodieTableConfig``), table version 6.
+
+``.hoodie/hoodie.properties`` (FORMAT.md §1) holds the table config as Java properties text; it carries a
+CRC32 checksum of ``"<database>.<table>"``. :class:`Table` creates tables (the directory layout of FORMAT.md
+§10.1), loads them, exposes the typed config, the active timeline, the latest schema and file-system views,
+and updates the properties with Java's backup protocol (FORMAT.md §8).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+from engine import javaprops
+from engine.config import HoodieConfig, TableConfig
+from engine.errors import ConfigError, CorruptFile, StorageError, TableExists, TableNotFound, UnsupportedTable
+from engine.filegroup.view import FileSystemView
+from engine.formats.avro_schema import add_meta_fields
+from engine.storage import Storage
+from engine.timeline.active import ActiveTimeline
+from engine.timeline.commit_metadata import CommitMetadata
+from engine.timeline.instant import Instant
+
+LOG = logging.getLogger(__name__)
+
+METAFOLDER_NAME = ".hoodie"
+PROPERTIES_FILE = "hoodie.properties"
+PROPERTIES_BACKUP_FILE = "hoodie.properties.backup"
+TEMP_FOLDER_NAME = ".temp"
+AUX_FOLDER_NAME = ".aux"
+
+TABLE_VERSION = "6"
+TIMELINE_LAYOUT_VERSION = "1"
+COPY_ON_WRITE = "COPY_ON_WRITE"
+MERGE_ON_READ = "MERGE_ON_READ"
+DEFAULT_PAYLOAD_CLASS = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+DEFAULT_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
+NONPARTITIONED_KEYGEN_SUFFIX = "NonpartitionedKeyGenerator"
+_SCHEMA_PRESERVING_OPERATIONS = frozenset({"CLUSTER", "COMPACT", "INDEX", "LOG_COMPACT"})
+
+
+class TableProperties:
+    """``hoodie.properties`` text codec and checksum (Hudi ``HoodieTableConfig`` storage helpers)."""
+
+    @staticmethod
+    def parse(text: str) -> dict[str, str]:
+        """Parse properties text (decoded as ISO-8859-1) with Java ``Properties.load`` semantics, so
+        ``{"type"\\:"record"}`` yields ``{"type":"record"}``.
+
+        Raises:
+            CorruptFile: malformed ``\\u`` escape.
+        """
+        return javaprops.parse(text, PROPERTIES_FILE)
+
+    @staticmethod
+    def render(props: Mapping[str, str], comment: str = "Properties saved on") -> bytes:
+        """Properties file bytes: ``#<comment> <ISO instant>``, ``#<date>``, then ``key=value`` lines in
+        ``props`` order. Values are written unescaped except backslash/newline (FORMAT.md §1.1) so Java and
+        hudi-rs read the same values.
+        """
+        now = _dt.datetime.now(_dt.UTC)
+        return javaprops.render(props, comment=f"{comment} {javaprops.java_instant_string(now)}", now=now)
+
+    @staticmethod
+    def checksum(database: str | None, table: str) -> int:
+        """``hoodie.table.checksum``: unsigned CRC32 of the UTF-8 bytes of ``"<database>.<table>"``
+        (``""`` for a missing database), as ``HoodieTableConfig.generateChecksum``."""
+        return zlib.crc32(f"{database or ''}.{table}".encode()) & 0xFFFFFFFF
+
+    @staticmethod
+    def checksum_of(props: Mapping[str, str]) -> int:
+        """Checksum for a properties map (uses ``hoodie.table.name`` / ``hoodie.database.name``).
+
+        Raises:
+            ConfigError: ``hoodie.table.name`` is missing.
+        """
+        name = props.get(TableConfig.NAME.key)
+        if not name:
+            raise ConfigError(f"'{TableConfig.NAME.key}' is required in {PROPERTIES_FILE}")
+        return TableProperties.checksum(props.get(TableConfig.DATABASE_NAME.key), name)
+
+    @staticmethod
+    def is_valid(props: Mapping[str, str]) -> bool:
+        """Java ``fetchConfigs`` validity: no checksum key, or a checksum that matches."""
+        value = props.get(TableConfig.CHECKSUM.key)
+        if value is None:
+            return True
+        try:
+            return int(value) == TableProperties.checksum_of(props)
+        except (ValueError, ConfigError):
+            return False
+
+
+def _meta_path(storage: Storage, base_path: str) -> str:
+    return storage.join(base_path, METAFOLDER_NAME)
+
+
+class Table:
+    """A Hudi v6 table (Hudi ``HoodieTableMetaClient``).
+
+    Attributes:
+        base_path: table root as given (trailing ``/`` removed).
+        storage: storage reaching the table.
+        config: ``hoodie.properties`` content as a :class:`HoodieConfig`.
+
+    Build with :meth:`create` or :meth:`load`; the constructor does no I/O beyond what it is given.
+    """
+
+    def __init__(self, base_path: str, storage: Storage, config: HoodieConfig) -> None:
+        self.base_path = base_path.rstrip("/") if len(base_path) > 1 else base_path
+        self.storage = storage
+        self.config = config
+        self._timeline: ActiveTimeline | None = None
+
+    def __repr__(self) -> str:
+        return f"Table({self.base_path!r}, {self.name!r}, {self.table_type})"
+
+    # ------------------------------------------------------------------ create / load
+
+    @staticmethod
+    def exists(base_path: str) -> bool:
+        """Whether ``<base>/.hoodie/hoodie.properties`` (or its backup) exists."""
+        storage = Storage.for_uri(base_path)
+        meta = _meta_path(storage, base_path)
+        return storage.exists(storage.join(meta, PROPERTIES_FILE)) or \
+            storage.exists(storage.join(meta, PROPERTIES_BACKUP_FILE))
+
+    @staticmethod
+    def create(base_path: str, props: Mapping[str, str]) -> Table:
+        """Create a new, empty v6 table (Hudi ``HoodieTableMetaClient.initTable``).
+
+        Args:
+            base_path: table root (local path or URI).
+            props: table-level keys: ``hoodie.table.name`` (required), ``hoodie.table.type``,
+                ``hoodie.table.recordkey.fields``, ``hoodie.table.precombine.field``,
+                ``hoodie.table.partition.fields``, ``hoodie.table.keygenerator.class``, hive style,
+                urlencode, ``hoodie.table.create.schema`` (Avro JSON without meta fields),
+                ``hoodie.database.name`` ... Defaults are filled: version 6, layout 1,
+                ``hoodie.archivelog.folder=archived``, timeline timezone UTC, drop partition columns false,
+                populate meta fields true, and for MOR the payload class and merger strategy. The checksum
+                is computed.
+
+        Returns:
+            the loaded table.
+
+        Raises:
+            TableExists: a table (``hoodie.properties``) already exists at ``base_path``.
+            ConfigError: missing name, bad table type/version, or unsupported settings.
+        """
+        storage = Storage.for_uri(base_path)
+        meta = _meta_path(storage, base_path)
+        if Table.exists(base_path):
+            raise TableExists(f"a Hudi table already exists at {base_path}")
+        values = {str(k): str(v) for k, v in props.items() if v is not None}
+        if not values.get(TableConfig.NAME.key):
+            raise ConfigError(f"creating a table at {base_path} needs '{TableConfig.NAME.key}'")
+        table_type = values.get(TableConfig.TYPE.key, COPY_ON_WRITE).upper()
+        if table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
+            raise ConfigError(f"invalid '{TableConfig.TYPE.key}' {table_type!r} for {base_path}: expected "
+                              f"{COPY_ON_WRITE} or {MERGE_ON_READ}")
+        values[TableConfig.TYPE.key] = table_type
+        if values.get(TableConfig.VERSION.key, TABLE_VERSION) != TABLE_VERSION:
+            raise ConfigError(f"this engine creates table version {TABLE_VERSION} only, got "
+                              f"{values[TableConfig.VERSION.key]} for {base_path}")
+        if values.get(TableConfig.TIMELINE_LAYOUT_VERSION.key, TIMELINE_LAYOUT_VERSION) != TIMELINE_LAYOUT_VERSION:
+            raise ConfigError(f"table version 6 needs timeline layout 1 ({base_path})")
+        if values.get(TableConfig.METADATA_PARTITIONS.key, "").strip():
+            raise ConfigError(f"'{TableConfig.METADATA_PARTITIONS.key}' must be empty for {base_path}: this "
+                              "engine maintains no metadata table (FORMAT.md §8)")
+        if values.get(TableConfig.DROP_PARTITION_COLUMNS.key, "false").lower() == "true":
+            raise ConfigError(f"'{TableConfig.DROP_PARTITION_COLUMNS.key}=true' is not supported ({base_path})")
+        defaults: dict[str, str] = {
+            TableConfig.VERSION.key: TABLE_VERSION,
+            TableConfig.TIMELINE_LAYOUT_VERSION.key: TIMELINE_LAYOUT_VERSION,
+            TableConfig.ARCHIVELOG_FOLDER.key: "archived",
+            TableConfig.TIMELINE_TIMEZONE.key: "UTC",
+            TableConfig.DROP_PARTITION_COLUMNS.key: "false",
+            TableConfig.POPULATE_META_FIELDS.key: "true",
+        }
+        if table_type == MERGE_ON_READ:
+            defaults[TableConfig.PAYLOAD_CLASS.key] = DEFAULT_PAYLOAD_CLASS
+            defaults[TableConfig.RECORD_MERGER_STRATEGY.key] = DEFAULT_MERGER_STRATEGY
+        for key, value in defaults.items():
+            values.setdefault(key, value)
+        values.pop(TableConfig.CHECKSUM.key, None)
+        for key, value in values.items():
+            if any(c in value for c in "\\\n\r") or any(ord(c) > 0x7E for c in value):
+                LOG.warning("table property %s of %s contains characters hudi-rs reads differently from "
+                            "Java (backslash, newline or non-ASCII)", key, base_path)
+        values[TableConfig.CHECKSUM.key] = str(TableProperties.checksum_of(values))
+
+        for folder in (meta, storage.join(meta, "archived"), storage.join(meta, TEMP_FOLDER_NAME),
+                       storage.join(meta, AUX_FOLDER_NAME, ".bootstrap", ".partitions"),
+                       storage.join(meta, AUX_FOLDER_NAME, ".bootstrap", ".fileids")):
+            storage.makedirs(folder)
+        archive = values[TableConfig.ARCHIVELOG_FOLDER.key]
+        if archive and archive != "archived":
+            storage.makedirs(storage.join(meta, archive))
+        props_path = storage.join(meta, PROPERTIES_FILE)
+        if not storage.create_if_absent(props_path, TableProperties.render(values)):
+            raise TableExists(f"a Hudi table already exists at {base_path} (created concurrently)")
+        LOG.info("created %s table %s at %s", table_type, values[TableConfig.NAME.key], base_path)
+        return Table.load(base_path)
+
+    @staticmethod
+    def _read_properties(storage: Storage, meta: str, base_path: str) -> dict[str, str]:
+        """Java ``fetchConfigs``: ``hoodie.properties`` if present and valid, else the backup."""
+        main = storage.join(meta, PROPERTIES_FILE)
+        backup = storage.join(meta, PROPERTIES_BACKUP_FILE)
+        problem = ""
+        for path in (main, backup):
+            try:
+                if not storage.exists(path):
+                    continue
+                props = TableProperties.parse(storage.read_bytes(path).decode("latin-1"))
+            except (StorageError, CorruptFile) as exc:
+                problem = f"{path}: {exc}"
+                LOG.warning("cannot read %s: %s", path, exc)
+                continue
+            if TableProperties.is_valid(props):
+                if path == backup:
+                    LOG.warning("reading table config of %s from %s (update in progress or interrupted)",
+                                base_path, PROPERTIES_BACKUP_FILE)
+                return props
+            problem = f"{path} has checksum {props.get(TableConfig.CHECKSUM.key)} which does not match " \
+                      f"'{props.get(TableConfig.DATABASE_NAME.key, '')}.{props.get(TableConfig.NAME.key)}'"
+            LOG.warning("invalid %s", problem)
+        if problem:
+            raise CorruptFile(f"no valid table config for {base_path}: {problem}")
+        raise TableNotFound(f"no Hudi table at {base_path} ({main} does not exist)")
+
+    @staticmethod
+    def load(base_path: str) -> Table:
+        """Open an existing table.
+
+        Raises:
+            TableNotFound: no ``.hoodie/hoodie.properties`` (nor backup) under ``base_path``.
+            CorruptFile: the properties exist but none is valid (checksum mismatch).
+            UnsupportedTable: table version other than 6 or timeline layout other than 1.
+        """
+        storage = Storage.for_uri(base_path)
+        meta = _meta_path(storage, base_path)
+        props = Table._read_properties(storage, meta, base_path)
+        version = props.get(TableConfig.VERSION.key, "0")
+        if version != TABLE_VERSION:
+            raise UnsupportedTable(f"table {base_path} has version {version}; only version {TABLE_VERSION} "
+                                   "is supported")
+        layout = props.get(TableConfig.TIMELINE_LAYOUT_VERSION.key)
+        if layout != TIMELINE_LAYOUT_VERSION:
+            raise UnsupportedTable(f"table {base_path} has timeline layout {layout}; version 6 tables need "
+                                   f"layout {TIMELINE_LAYOUT_VERSION}")
+        table = Table(base_path, storage, HoodieConfig(props))
+        if table.table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
+            raise UnsupportedTable(f"table {base_path} has unknown type {table.table_type!r}")
+        return table
+
+    def reload(self) -> Table:
+        """Re-read ``hoodie.properties`` and drop the cached timeline; returns ``self``."""
+        props = Table._read_properties(self.storage, self.meta_path, self.base_path)
+        self.config = HoodieConfig(props)
+        self._timeline = None
+        return self
+
+    # ------------------------------------------------------------------ config accessors
+
+    @property
+    def name(self) -> str:
+        """``hoodie.table.name``."""
+        return self.config.get(TableConfig.NAME)
+
+    @property
+    def database(self) -> str | None:
+        """``hoodie.database.name`` or ``None``."""
+        return self.config.get_optional(TableConfig.DATABASE_NAME)
+
+    @property
+    def table_type(self) -> str:
+        """``COPY_ON_WRITE`` or ``MERGE_ON_READ``."""
+        return self.config.get(TableConfig.TYPE).upper()
+
+    @property
+    def is_mor(self) -> bool:
+        """Whether the table is merge-on-read."""
+        return self.table_type == MERGE_ON_READ
+
+    @property
+    def record_key_fields(self) -> list[str]:
+        """``hoodie.table.recordkey.fields`` split at commas (``[]`` when unset)."""
+        return [f.strip() for f in (self.config.get_optional(TableConfig.RECORDKEY_FIELDS) or "").split(",")
+                if f.strip()]
+
+    @property
+    def partition_fields(self) -> list[str]:
+        """Partition source fields; ``[]`` when non-partitioned (no fields, or the non-partitioned keygen).
+        CustomKeyGenerator ``field:type`` suffixes are stripped."""
+        if self.keygen_class.endswith(NONPARTITIONED_KEYGEN_SUFFIX):
+            return []
+        raw = self.config.get_optional(TableConfig.PARTITION_FIELDS) or ""
+        return [f.split(":", 1)[0].strip() for f in raw.split(",") if f.strip()]
+
+    @property
+    def is_partitioned(self) -> bool:
+        """Whether the table has partition fields."""
+        return bool(self.partition_fields)
+
+    @property
+    def precombine_field(self) -> str | None:
+        """``hoodie.table.precombine.field`` or ``None``."""
+        return self.config.get_optional(TableConfig.PRECOMBINE_FIELD) or None
+
+    @property
+    def keygen_class(self) -> str:
+        """``hoodie.table.keygenerator.class`` (``""`` when unset)."""
+        return self.config.get_optional(TableConfig.KEYGEN_CLASS) or ""
+
+    @property
+    def hive_style(self) -> bool:
+        """``hoodie.datasource.write.hive_style_partitioning``."""
+        return bool(self.config.get(TableConfig.HIVE_STYLE_PARTITIONING))
+
+    @property
+    def url_encode(self) -> bool:
+        """``hoodie.datasource.write.partitionpath.urlencode``."""
+        return bool(self.config.get(TableConfig.URL_ENCODE_PARTITIONING))
+
+    @property
+    def populate_meta_fields(self) -> bool:
+        """``hoodie.populate.meta.fields`` (default true)."""
+        return bool(self.config.get(TableConfig.POPULATE_META_FIELDS))
+
+    @property
+    def metadata_partitions(self) -> list[str]:
+        """``hoodie.table.metadata.partitions`` split at commas (``[]`` = no metadata table in use). When it
+        contains ``files``, Java readers list files through the metadata table, which this engine does not
+        maintain (FORMAT.md §8)."""
+        raw = self.config.get_optional(TableConfig.METADATA_PARTITIONS) or ""
+        return [p.strip() for p in raw.split(",") if p.strip()]
+
+    @property
+    def base_file_format(self) -> str:
+        """``hoodie.table.base.file.format`` (default ``PARQUET``)."""
+        return self.config.get(TableConfig.BASE_FILE_FORMAT).upper()
+
+    @property
+    def timeline_timezone(self) -> str:
+        """``hoodie.table.timeline.timezone`` (``LOCAL`` when unset, as in Java)."""
+        return self.config.get(TableConfig.TIMELINE_TIMEZONE).upper()
+
+    @property
+    def meta_path(self) -> str:
+        """``<base>/.hoodie``."""
+        return self.storage.join(self.base_path, METAFOLDER_NAME)
+
+    @property
+    def temp_path(self) -> str:
+        """``<base>/.hoodie/.temp`` (marker root)."""
+        return self.storage.join(self.meta_path, TEMP_FOLDER_NAME)
+
+    @property
+    def archive_path(self) -> str:
+        """``<base>/.hoodie/<hoodie.archivelog.folder>``."""
+        return self.storage.join(self.meta_path, self.config.get(TableConfig.ARCHIVELOG_FOLDER))
+
+    @property
+    def properties_path(self) -> str:
+        """``<base>/.hoodie/hoodie.properties``."""
+        return self.storage.join(self.meta_path, PROPERTIES_FILE)
+
+    # ------------------------------------------------------------------ timeline / views
+
+    @property
+    def timeline(self) -> ActiveTimeline:
+        """The active timeline (loaded on first use, cached until :meth:`reload`)."""
+        if self._timeline is None:
+            self._timeline = ActiveTimeline(self.storage, self.meta_path)
+        return self._timeline
+
+    def reload_timeline(self) -> ActiveTimeline:
+        """Re-list the timeline and return it."""
+        return self.timeline.reload()
+
+    def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        """Parsed JSON metadata of a ``commit``/``deltacommit``/``replacecommit`` instant (any state).
+
+        Raises:
+            TimelineError: the instant file is missing.
+            CorruptFile: it is not valid commit JSON.
+        """
+        content = self.timeline.read_details(instant)
+        return CommitMetadata.from_json(content, source=f"{self.meta_path}/{instant.file_name}")
+
+    def file_system_view(self, as_of: str | None = None) -> FileSystemView:
+        """A :class:`FileSystemView` of the table (latest, or as of ``as_of``)."""
+        return FileSystemView(self, as_of)
+
+    def latest_avro_schema(self, include_meta: bool = False) -> dict[str, Any] | None:
+        """The table's Avro schema (Hudi ``TableSchemaResolver.getTableAvroSchema``).
+
+        Taken from ``extraMetadata.schema`` of the latest completed commit/deltacommit/replacecommit that has
+        one and whose operation may change the schema (not ``COMPACT``, ``LOG_COMPACT``, ``CLUSTER`` or
+        ``INDEX``; Java ``WriteOperationType.canUpdateSchema``); else ``hoodie.table.create.schema``; else
+        ``None``.
+
+        Args:
+            include_meta: prepend the five ``_hoodie_*`` meta fields (``["null","string"]``, doc ``""``,
+                default null; :func:`engine.formats.avro_schema.add_meta_fields`). Parquet files of tables
+                with ``hoodie.populate.meta.fields=false`` still carry the (null) columns.
+
+        Raises:
+            CorruptFile: the schema text is not valid JSON.
+        """
+        text: str | None = None
+        for instant in reversed(self.timeline.completed_commits()):
+            metadata = self.commit_metadata(instant)
+            if metadata.schema and metadata.operation_type not in _SCHEMA_PRESERVING_OPERATIONS:
+                text = metadata.schema
+                break
+        if text is None:
+            text = self.config.get_optional(TableConfig.CREATE_SCHEMA) or None
+        if text is None:
+            return None
+        try:
+            schema: dict[str, Any] = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CorruptFile(f"table schema of {self.base_path} is not valid JSON: {exc}") from exc
+        if include_meta:
+            schema = add_meta_fields(schema)
+        return schema
+
+    # ------------------------------------------------------------------ properties update
+
+    def update_properties(self, updates: Mapping[str, str | None]) -> None:
+        """Upsert (value) or delete (``None``) table properties with Java's backup protocol
+        (``HoodieTableConfig.modify``, FORMAT.md §8):
+
+        0. recover: if ``hoodie.properties`` is missing, restore it from the backup; delete the backup;
+        1. read the current config; 2. write it to ``hoodie.properties.backup``;
+        3. delete ``hoodie.properties`` (readers fall back to the backup);
+        4. write the updated config with a fresh checksum; verify it reads back; 5. delete the backup.
+
+        Raises:
+            ConfigError: the update removes ``hoodie.table.name`` or changes the table version.
+            StorageError: a write failed (the backup keeps the table readable).
+        """
+        storage, meta = self.storage, self.meta_path
+        main = storage.join(meta, PROPERTIES_FILE)
+        backup = storage.join(meta, PROPERTIES_BACKUP_FILE)
+        # 0. recovery from an interrupted update
+        if not storage.exists(main) and storage.exists(backup):
+            storage.write_bytes(main, storage.read_bytes(backup))
+            LOG.warning("recovered %s from %s", main, backup)
+        storage.delete(backup)
+        # 1. current config
+        current = Table._read_properties(storage, meta, self.base_path)
+        updated = dict(current)
+        for key, value in updates.items():
+            if value is None:
+                updated.pop(key, None)
+            else:
+                updated[key] = str(value)
+        if not updated.get(TableConfig.NAME.key):
+            raise ConfigError(f"cannot remove '{TableConfig.NAME.key}' from {self.base_path}")
+        if updated.get(TableConfig.VERSION.key) != current.get(TableConfig.VERSION.key):
+            raise ConfigError(f"cannot change the table version of {self.base_path} via update_properties")
+        updated.pop(TableConfig.CHECKSUM.key, None)
+        updated[TableConfig.CHECKSUM.key] = str(TableProperties.checksum_of(updated))
+        # 2. backup
+        if not storage.create_if_absent(backup, TableProperties.render(current, comment="Updated at")):
+            raise StorageError(f"cannot create {backup}: it exists (concurrent table config update?)")
+        # 3. delete, 4. rewrite + verify
+        storage.delete(main)
+        storage.write_bytes(main, TableProperties.render(updated, comment="Updated at"))
+        check = TableProperties.parse(storage.read_bytes(main).decode("latin-1"))
+        if check.get(TableConfig.CHECKSUM.key) != updated[TableConfig.CHECKSUM.key]:
+            storage.delete(main)
+            raise StorageError(f"verification of rewritten {main} failed: checksum missing or different")
+        # 5. drop backup
+        storage.delete(backup)
+        LOG.info("updated table properties of %s: %s", self.base_path, sorted(updates))
+        self.config = HoodieConfig(updated)

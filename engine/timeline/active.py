@@ -1,0 +1,372 @@
+"""The active timeline in ``<base>/.hoodie`` (Hudi ``HoodieActiveTimeline``, timeline layout 1).
+
+Loading lists ``.hoodie`` once, parses every instant file name (:meth:`Instant.parse`) and keeps, per
+(timestamp, comparable action), the instant in its highest state — exactly what Java's
+``TimelineLayoutV1.filterHoodieInstants`` does. A pending compaction ``T.compaction.requested`` and its
+completion ``T.commit`` therefore collapse into one completed ``commit`` instant.
+
+Writes follow the layout-1 protocol: each state transition *creates* the next state's file (requested →
+inflight → completed) and never renames an existing one. The completed file is written atomically
+(temporary file + rename, :meth:`Storage.write_atomic`) so readers never see a half-written commit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+
+from engine.errors import StorageError, TimelineError
+from engine.storage import Storage
+from engine.timeline.instant import (
+    CLEAN,
+    COMMIT,
+    COMPACTION,
+    COMPLETED_ACTION,
+    DELTA_COMMIT,
+    LOG_COMPACTION,
+    REPLACE_COMMIT,
+    ROLLBACK,
+    SAVEPOINT,
+    Instant,
+    State,
+    comparable_action,
+    new_instant_time,
+    sort_instants,
+)
+
+LOG = logging.getLogger(__name__)
+
+#: Actions of the commits timeline (Hudi ``getWriteTimeline``: data-changing instants).
+COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT, COMPACTION, LOG_COMPACTION})
+
+
+class ActiveTimeline:
+    """Instants of ``<base>/.hoodie`` (Hudi ``HoodieActiveTimeline`` + ``HoodieDefaultTimeline`` filters).
+
+    Args:
+        storage: storage that can reach ``meta_path``.
+        meta_path: the table's ``.hoodie`` directory.
+
+    Attributes:
+        instants: sorted list of the latest state per (timestamp, comparable action) — the timeline as
+            Hudi sees it. Filters below return new sorted lists and never touch storage.
+
+    The object is a snapshot: call :meth:`reload` to see changes made by other writers. Write methods
+    reload it themselves.
+    """
+
+    def __init__(self, storage: Storage, meta_path: str) -> None:
+        self.storage = storage
+        self.meta_path = meta_path
+        self.instants: list[Instant] = []
+        self._all_files: list[Instant] = []
+        self.reload()
+
+    # ------------------------------------------------------------------ loading
+
+    def reload(self) -> ActiveTimeline:
+        """Re-list ``.hoodie`` and rebuild :attr:`instants`; returns ``self``.
+
+        Raises:
+            StorageError: listing failed.
+        """
+        parsed: list[Instant] = []
+        for info in self.storage.list_dir(self.meta_path):
+            if info.is_dir:
+                continue
+            instant = Instant.parse(info.name)
+            if instant is None:
+                if not info.name.startswith(".") and info.name not in ("hoodie.properties",
+                                                                        "hoodie.properties.backup"):
+                    LOG.debug("ignoring non-instant file %s in %s", info.name, self.meta_path)
+                continue
+            parsed.append(instant)
+        self._all_files = sort_instants(parsed)
+        latest: dict[tuple[str, str], Instant] = {}
+        for instant in self._all_files:
+            key = (instant.timestamp, comparable_action(instant.action))
+            current = latest.get(key)
+            if current is None or instant.state.rank >= current.state.rank:
+                latest[key] = instant
+        self.instants = sort_instants(latest.values())
+        return self
+
+    def __repr__(self) -> str:
+        return f"ActiveTimeline({self.meta_path!r}, {len(self.instants)} instants)"
+
+    def __iter__(self) -> Iterator[Instant]:
+        return iter(self.instants)
+
+    def __len__(self) -> int:
+        return len(self.instants)
+
+    # ------------------------------------------------------------------ filters (no I/O)
+
+    def completed(self) -> list[Instant]:
+        """Completed instants of every action (Hudi ``filterCompletedInstants``)."""
+        return [i for i in self.instants if i.is_completed]
+
+    def pending(self) -> list[Instant]:
+        """Requested or inflight instants of every action (Hudi ``filterInflightsAndRequested``)."""
+        return [i for i in self.instants if i.is_pending]
+
+    def commits_timeline(self) -> list[Instant]:
+        """Data-changing instants in any state: ``commit``, ``deltacommit``, ``replacecommit`` and
+        pending ``compaction``/``logcompaction`` (a completed compaction appears as ``commit``).
+        Mirrors Hudi ``getWriteTimeline``/``getCommitsAndCompactionTimeline``."""
+        return [i for i in self.instants if i.action in COMMIT_ACTIONS]
+
+    def completed_commits(self) -> list[Instant]:
+        """Completed ``commit``/``deltacommit``/``replacecommit`` instants
+        (Hudi ``getCommitsTimeline().filterCompletedInstants()``)."""
+        return [i for i in self.commits_timeline() if i.is_completed]
+
+    def pending_commits(self) -> list[Instant]:
+        """Requested/inflight writes (``commit``, ``deltacommit``, ``replacecommit``), excluding table
+        services' pending compactions (Hudi ``filterPendingExcludingCompaction`` on the commits timeline)."""
+        return [i for i in self.commits_timeline()
+                if i.is_pending and i.action not in (COMPACTION, LOG_COMPACTION)]
+
+    def pending_compactions(self) -> list[Instant]:
+        """Requested/inflight ``compaction`` instants (Hudi ``filterPendingCompactionTimeline``)."""
+        return [i for i in self.instants if i.action == COMPACTION and i.is_pending]
+
+    def pending_log_compactions(self) -> list[Instant]:
+        """Requested/inflight ``logcompaction`` instants."""
+        return [i for i in self.instants if i.action == LOG_COMPACTION and i.is_pending]
+
+    def completed_replace_commits(self) -> list[Instant]:
+        """Completed ``replacecommit`` instants (Hudi ``getCompletedReplaceTimeline``)."""
+        return [i for i in self.instants if i.action == REPLACE_COMMIT and i.is_completed]
+
+    def of_actions(self, actions: Iterable[str]) -> list[Instant]:
+        """Instants whose action is one of ``actions`` (Hudi ``getTimelineOfActions``)."""
+        wanted = set(actions)
+        return [i for i in self.instants if i.action in wanted]
+
+    def cleans(self) -> list[Instant]:
+        """``clean`` instants, any state."""
+        return self.of_actions([CLEAN])
+
+    def rollbacks(self) -> list[Instant]:
+        """``rollback`` instants, any state."""
+        return self.of_actions([ROLLBACK])
+
+    def savepoints(self) -> list[Instant]:
+        """Completed ``savepoint`` instants."""
+        return [i for i in self.of_actions([SAVEPOINT]) if i.is_completed]
+
+    def last_completed_commit(self) -> Instant | None:
+        """The latest completed commit/deltacommit/replacecommit, or ``None`` for an empty table."""
+        commits = self.completed_commits()
+        return commits[-1] if commits else None
+
+    def find(self, timestamp: str) -> list[Instant]:
+        """Instants (latest state each) with this timestamp; usually zero or one."""
+        return [i for i in self.instants if i.timestamp == timestamp]
+
+    def visible_commit_times(self) -> list[str]:
+        """Sorted timestamps of completed commits plus pending compactions (Hudi
+        ``getCommitsAndCompactionTimeline().filterCompletedAndCompactionInstants()``): the instants whose
+        files a reader may see."""
+        return sorted({i.timestamp for i in self.commits_timeline()
+                       if i.is_completed or i.action == COMPACTION})
+
+    def contains_or_before_start(self, ts: str) -> bool:
+        """Whether files written at ``ts`` are committed (Hudi ``containsOrBeforeTimelineStarts`` on the
+        completed-commits-and-compaction timeline).
+
+        True if ``ts`` is a completed commit-type instant or a pending compaction, or if ``ts`` is older
+        than the first such instant (its commit was archived) — *unless* ``ts`` is still present in
+        ``.hoodie`` as a pending write, which Java would also treat as "before start" (a deliberate,
+        safer deviation: leftovers of a failed first write stay invisible).
+        """
+        visible = self.visible_commit_times()
+        if ts in visible:
+            return True
+        if not visible or ts >= visible[0]:
+            return False
+        return not any(i.timestamp == ts and i.is_pending for i in self.commits_timeline())
+
+    def all_instant_times(self) -> list[str]:
+        """Sorted distinct timestamps of every instant file in ``.hoodie`` (any action, any state)."""
+        return sorted({i.timestamp for i in self._all_files})
+
+    def new_instant_time(self) -> str:
+        """A fresh 17-digit UTC instant time strictly greater than every instant file in ``.hoodie`` (any
+        action or state), after re-listing the timeline (FORMAT.md §2.1)."""
+        self.reload()
+        return new_instant_time(self.all_instant_times())
+
+    def instant_files(self, timestamp: str) -> list[Instant]:
+        """Every instant file (all states, not de-duplicated) with this timestamp, sorted."""
+        return [i for i in self._all_files if i.timestamp == timestamp]
+
+    # ------------------------------------------------------------------ reads
+
+    def _path(self, instant: Instant) -> str:
+        return self.storage.join(self.meta_path, instant.file_name)
+
+    def read_details(self, instant: Instant) -> bytes:
+        """The content of the instant's file (JSON for commits, Avro for table-service plans/metadata;
+        possibly 0 bytes).
+
+        Raises:
+            TimelineError: the file does not exist.
+        """
+        path = self._path(instant)
+        try:
+            return self.storage.read_bytes(path)
+        except StorageError as exc:
+            if not self.storage.exists(path):
+                raise TimelineError(f"instant {instant} has no file {path}") from exc
+            raise
+
+    # ------------------------------------------------------------------ writes
+
+    def create_requested(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
+        """Start an instant: create ``T.<action>.requested`` (Hudi ``createNewInstant`` /
+        ``saveToCompactionRequested`` / ``saveToCleanRequested`` ...).
+
+        Args:
+            instant_time: the new instant's time (see :func:`engine.timeline.instant.new_instant_time`).
+            action: one of the action constants except ``savepoint`` (use :meth:`create_inflight`).
+            content: file content (0 bytes for commit/deltacommit; Avro plans for table services).
+
+        Returns:
+            the requested instant.
+
+        Raises:
+            TimelineError: an instant file with this timestamp already exists, or the action has no
+                requested state.
+        """
+        instant = Instant(instant_time, action, State.REQUESTED)
+        self._ensure_new_time(instant_time)
+        if not self.storage.create_if_absent(self._path(instant), content):
+            raise TimelineError(f"instant {instant} already exists in {self.meta_path}")
+        LOG.info("created %s in %s", instant.file_name, self.meta_path)
+        self.reload()
+        return instant
+
+    def create_inflight(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
+        """Start an instant directly in the inflight state (savepoints, which have no requested state).
+
+        Raises:
+            TimelineError: an instant file with this timestamp already exists.
+        """
+        instant = Instant(instant_time, action, State.INFLIGHT)
+        self._ensure_new_time(instant_time)
+        if not self.storage.create_if_absent(self._path(instant), content):
+            raise TimelineError(f"instant {instant} already exists in {self.meta_path}")
+        LOG.info("created %s in %s", instant.file_name, self.meta_path)
+        self.reload()
+        return instant
+
+    def _ensure_new_time(self, instant_time: str) -> None:
+        existing = [i.file_name for i in self.storage_instant_files(instant_time)]
+        if existing:
+            raise TimelineError(
+                f"instant time {instant_time} is already used in {self.meta_path}: {', '.join(existing)}")
+
+    def storage_instant_files(self, timestamp: str) -> list[Instant]:
+        """Instant files with ``timestamp`` as currently on storage (re-lists ``.hoodie``)."""
+        self.reload()
+        return self.instant_files(timestamp)
+
+    def transition_to_inflight(self, instant: Instant, content: bytes = b"") -> Instant:
+        """Requested → inflight: create the inflight file next to the requested one
+        (Hudi ``transitionRequestedToInflight``).
+
+        Args:
+            instant: a REQUESTED instant.
+            content: inflight content (commit workload JSON; empty for compaction/clean/rollback).
+
+        Raises:
+            TimelineError: ``instant`` is not requested, its file is missing, or the inflight file exists.
+        """
+        if not instant.is_requested:
+            raise TimelineError(f"cannot move {instant} to inflight: it is not requested")
+        if not self.storage.exists(self._path(instant)):
+            raise TimelineError(f"cannot move {instant} to inflight: {self._path(instant)} does not exist")
+        inflight = instant.with_state(State.INFLIGHT)
+        if not self.storage.create_if_absent(self._path(inflight), content):
+            raise TimelineError(f"cannot move {instant} to inflight: {inflight.file_name} already exists")
+        LOG.info("created %s in %s", inflight.file_name, self.meta_path)
+        self.reload()
+        return inflight
+
+    def complete(self, instant: Instant, content: bytes) -> Instant:
+        """Inflight → completed: make the completed file appear atomically (Hudi ``saveAsComplete``).
+
+        A ``compaction`` completes as ``T.commit`` and a ``logcompaction`` as ``T.deltacommit``.
+
+        Args:
+            instant: an INFLIGHT instant.
+            content: completed metadata (commit JSON, or Avro for clean/rollback/...).
+
+        Returns:
+            the completed instant (action ``commit`` for a compaction).
+
+        Raises:
+            TimelineError: ``instant`` is not inflight, its file is missing, or it is already completed.
+        """
+        if not instant.is_inflight:
+            raise TimelineError(f"cannot complete {instant}: it is not inflight")
+        if not self.storage.exists(self._path(instant)):
+            raise TimelineError(f"cannot complete {instant}: {self._path(instant)} does not exist")
+        completed = instant.with_state(State.COMPLETED)
+        try:
+            self.storage.write_atomic(self._path(completed), content, overwrite=False)
+        except StorageError as exc:
+            if self.storage.exists(self._path(completed)):
+                raise TimelineError(f"cannot complete {instant}: {completed.file_name} already exists") from exc
+            raise
+        LOG.info("completed %s in %s", completed.file_name, self.meta_path)
+        self.reload()
+        return completed
+
+    def revert_to_requested(self, instant: Instant) -> Instant:
+        """Inflight → requested by deleting the inflight file (Hudi ``revertInstantFromInflightToRequested``;
+        used to re-attempt a compaction).
+
+        Raises:
+            TimelineError: ``instant`` is not inflight.
+        """
+        if not instant.is_inflight:
+            raise TimelineError(f"cannot revert {instant}: it is not inflight")
+        self.storage.delete(self._path(instant))
+        self.reload()
+        return instant.with_state(State.REQUESTED)
+
+    def delete_instant_files(self, timestamp: str, action: str) -> None:
+        """Delete every state file of (``timestamp``, ``action``): completed first, then inflight, then
+        requested, so a crash midway leaves a pending (invisible) instant, never a dangling completion.
+
+        For ``compaction``/``logcompaction`` the completed file is ``T.commit``/``T.deltacommit``; a
+        ``commit``/``deltacommit`` also removes pending compaction/logcompaction files with that time.
+        Missing files are ignored.
+        """
+        actions = {action, COMPLETED_ACTION.get(action, action)}
+        for pending_action, completed_action in COMPLETED_ACTION.items():
+            if action == completed_action:
+                actions.add(pending_action)
+        doomed: list[Instant] = []
+        for act in actions:
+            for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
+                if act == SAVEPOINT and state is State.REQUESTED:
+                    continue
+                if act in COMPLETED_ACTION and state is State.COMPLETED:
+                    continue
+                doomed.append(Instant(timestamp, act, state))
+        doomed.sort(key=lambda i: -i.state.rank)
+        seen: set[str] = set()
+        for instant in doomed:
+            name = instant.file_name
+            if name in seen:
+                continue
+            seen.add(name)
+            path = self.storage.join(self.meta_path, name)
+            if self.storage.exists(path):
+                self.storage.delete(path)
+                LOG.info("deleted %s from %s", name, self.meta_path)
+        self.reload()

@@ -1,0 +1,355 @@
+"""Write handles: the per-file-group work that executors run (pure pyarrow, no Spark).
+
+* :func:`create_file_group` — Hudi ``HoodieCreateHandle``: new records into a new base file.
+* :func:`merge_file_group` — Hudi ``HoodieMergeHandle``: the latest base file of a file group rewritten
+  with updates applied in place, deletes dropped and inserts appended; unchanged records keep their
+  commit time and sequence number and get the new file name.
+* :class:`BulkInsertWriter` — Hudi bulk insert: rows streamed into new file groups per partition, rolling
+  over to a new file group at ``hoodie.parquet.max.file.size``.
+
+Each writes a marker before its data file and returns :class:`WriteStat` s for the commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engine.config import HoodieConfig, WriteConfig
+from engine.errors import WriteError
+from engine.filegroup.naming import base_file_name, new_file_id
+from engine.filegroup.partition_metadata import write_partition_metadata
+from engine.formats.avro_schema import META_FIELDS
+from engine.formats.base_file import BaseFileWriter, read_base_file
+from engine.formats.conform import conform_table
+from engine.keygen import KeyGenerator
+from engine.storage import Storage
+from engine.timeline.commit_metadata import RuntimeStats, WriteStat
+from engine.write.markers import IOType, Marker, create_marker
+from engine.write.planner import ExistingFileGroup
+from engine.write.prepare import PARTITION_PATH, RECORD_KEY, dedupe_by_key, deleted_mask
+
+logger = logging.getLogger(__name__)
+
+COMMIT_TIME, COMMIT_SEQNO, META_RECORD_KEY, META_PARTITION_PATH, FILE_NAME = META_FIELDS
+
+EVENT_TIME_PAYLOADS = ("org.apache.hudi.common.model.DefaultHoodieRecordPayload",)
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """What every write task needs; picklable, built once on the driver.
+
+    Attributes:
+        storage: table storage.
+        base_path: table base path.
+        instant_time: the write's instant.
+        data_schema: Arrow schema of the table's data columns (no meta columns), as stored.
+        avro_schema: the table's Avro schema with the meta fields (footer ``parquet.avro.schema``).
+        props: the effective ``hoodie.*`` config (table config overlaid with write options).
+    """
+
+    storage: Storage
+    base_path: str
+    instant_time: str
+    data_schema: pa.Schema
+    avro_schema: dict[str, Any]
+    props: dict[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def conf(self) -> HoodieConfig:
+        """``props`` as a typed config."""
+        return HoodieConfig(self.props)
+
+    @cached_property
+    def file_schema(self) -> pa.Schema:
+        """Meta columns (nullable strings) followed by the data columns."""
+        meta = [pa.field(name, pa.string(), nullable=True) for name in META_FIELDS]
+        return pa.schema(meta + list(self.data_schema))
+
+    @property
+    def precombine_field(self) -> str | None:
+        """The ordering field, if the table has one."""
+        return self.props.get("hoodie.table.precombine.field") or self.props.get(
+            "hoodie.datasource.write.precombine.field"
+        ) or None
+
+    @property
+    def populate_meta_fields(self) -> bool:
+        """Whether meta columns other than the file name are filled."""
+        return self.props.get("hoodie.populate.meta.fields", "true").lower() != "false"
+
+    @property
+    def event_time_ordering(self) -> bool:
+        """Stored records with a greater ordering value win over incoming ones
+        (``DefaultHoodieRecordPayload``)."""
+        payload = self.props.get("hoodie.datasource.write.payload.class") or self.props.get(
+            "hoodie.compaction.payload.class", ""
+        )
+        return payload in EVENT_TIME_PAYLOADS
+
+    def partition_dir(self, partition_path: str) -> str:
+        """Absolute folder of a partition (the base path for non-partitioned tables)."""
+        return self.storage.join(self.base_path, partition_path) if partition_path else self.base_path
+
+
+@dataclass(frozen=True)
+class TaskIdentity:
+    """Spark task coordinates used in write tokens and sequence numbers."""
+
+    partition_id: int = 0
+    stage_id: int = 0
+    attempt_id: int = 0
+
+    @property
+    def write_token(self) -> str:
+        """``<taskPartitionId>-<stageId>-<taskAttemptId>``."""
+        return f"{self.partition_id}-{self.stage_id}-{self.attempt_id}"
+
+
+def _with_meta(
+    ctx: WriteContext,
+    data: pa.Table,
+    file_name: str,
+    seqnos: pa.Array,
+) -> pa.Table:
+    """``data`` (with key/partition columns) conformed to the file schema with meta columns set for
+    records written by this instant."""
+    n = data.num_rows
+    body = conform_table(data, ctx.data_schema, context=ctx.base_path)
+    if ctx.populate_meta_fields:
+        meta = [
+            pa.array([ctx.instant_time] * n, pa.string()) if n else pa.array([], pa.string()),
+            seqnos,
+            data.column(RECORD_KEY).cast(pa.string()),
+            data.column(PARTITION_PATH).cast(pa.string()),
+        ]
+    else:
+        meta = [pa.nulls(n, pa.string()) for _ in range(4)]
+    meta.append(pa.array([file_name] * n, pa.string()) if n else pa.array([], pa.string()))
+    return pa.Table.from_arrays(meta + list(body.columns), schema=ctx.file_schema)
+
+
+def _seqnos(instant: str, task: TaskIdentity, count: int, start: int = 0) -> pa.Array:
+    return pa.array([f"{instant}_{task.partition_id}_{i}" for i in range(start, start + count)], pa.string())
+
+
+def _open_writer(ctx: WriteContext, partition: str, file_name: str, io_type: IOType) -> BaseFileWriter:
+    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, Marker(partition, file_name, io_type))
+    write_partition_metadata(ctx.storage, ctx.base_path, partition, ctx.instant_time)
+    return BaseFileWriter(
+        ctx.storage,
+        ctx.storage.join(ctx.partition_dir(partition), file_name),
+        ctx.file_schema,
+        ctx.avro_schema,
+        ctx.conf,
+        populate_meta_fields=ctx.populate_meta_fields,
+    )
+
+
+def _stat(
+    ctx: WriteContext, partition: str, file_id: str, file_name: str, prev_commit: str, size: int,
+    *, writes: int, inserts: int, updates: int = 0, deletes: int = 0, elapsed_ms: int = 0,
+) -> WriteStat:
+    path = f"{partition}/{file_name}" if partition else file_name
+    return WriteStat(
+        file_id=file_id,
+        path=path,
+        prev_commit=prev_commit,
+        num_writes=writes,
+        num_deletes=deletes,
+        num_update_writes=updates,
+        num_inserts=inserts,
+        total_write_bytes=size,
+        total_write_errors=0,
+        partition_path=partition,
+        file_size_in_bytes=size,
+        runtime_stats=RuntimeStats(total_scan_time=0, total_upsert_time=elapsed_ms if updates else 0,
+                                   total_create_time=0 if updates else elapsed_ms),
+    )
+
+
+def create_file_group(
+    ctx: WriteContext, partition: str, file_id: str, records: pa.Table, task: TaskIdentity
+) -> list[WriteStat]:
+    """Write new records (after precombine de-duplication) into a new file group.
+
+    Args:
+        ctx: write context.
+        partition: relative partition path.
+        file_id: the new file group id.
+        records: incoming rows with data columns and ``_hoodie_record_key`` / ``_hoodie_partition_path``;
+            rows flagged ``_hoodie_is_deleted`` are dropped.
+        task: Spark task coordinates.
+
+    Returns:
+        One write stat (none when no record survives).
+    """
+    start = time.monotonic()
+    combine = ctx.conf.get(WriteConfig.COMBINE_BEFORE_UPSERT)
+    if combine and ctx.populate_meta_fields:
+        records = dedupe_by_key(records, ctx.precombine_field)
+    mask = deleted_mask(records)
+    if mask.any():
+        records = records.filter(pa.array(~mask))
+    if records.num_rows == 0:
+        return []
+    file_name = base_file_name(file_id, task.write_token, ctx.instant_time)
+    writer = _open_writer(ctx, partition, file_name, IOType.CREATE)
+    try:
+        writer.write(_with_meta(ctx, records, file_name, _seqnos(ctx.instant_time, task, records.num_rows)))
+    finally:
+        stats = writer.close()
+    elapsed = int((time.monotonic() - start) * 1000)
+    return [_stat(ctx, partition, file_id, file_name, "null", stats.file_size,
+                  writes=stats.num_rows, inserts=stats.num_rows, elapsed_ms=elapsed)]
+
+
+def _stored_keys(ctx: WriteContext, old: pa.Table) -> pa.Array:
+    if ctx.populate_meta_fields:
+        return old.column(META_RECORD_KEY).combine_chunks()
+    # Tables without meta fields: keys are derived from the data, as Hudi does.
+    return KeyGenerator.from_config(ctx.conf).record_keys(old)
+
+
+def merge_file_group(
+    ctx: WriteContext, existing: ExistingFileGroup, records: pa.Table, task: TaskIdentity
+) -> list[WriteStat]:
+    """Rewrite ``existing`` with ``records`` merged in (a new file slice of the same file group).
+
+    Incoming records whose key is stored replace the stored record in place (unless
+    ``DefaultHoodieRecordPayload`` ordering keeps the stored one), deletes drop it, and the other incoming
+    records are appended as inserts.
+
+    Args:
+        ctx: write context.
+        existing: the file group's latest base file.
+        records: incoming rows (data columns, ``_hoodie_record_key``, ``_hoodie_partition_path``, optional
+            ``_hoodie_is_deleted``).
+        task: Spark task coordinates.
+
+    Returns:
+        One write stat for the new base file.
+
+    Raises:
+        WriteError: the existing base file cannot be read.
+    """
+    start = time.monotonic()
+    if ctx.conf.get(WriteConfig.COMBINE_BEFORE_UPSERT):
+        records = dedupe_by_key(records, ctx.precombine_field)
+    try:
+        old = read_base_file(ctx.storage, existing.base_file_path)
+    except Exception as exc:  # noqa: BLE001 - any read failure aborts this file group's write
+        raise WriteError(
+            f"cannot read base file {existing.base_file_path} of file group {existing.file_id} "
+            f"for instant {ctx.instant_time}: {exc}"
+        ) from exc
+    old = conform_table(old, ctx.file_schema, context=existing.base_file_path)
+    n_old, n_inc = old.num_rows, records.num_rows
+    deletes = deleted_mask(records)
+
+    incoming_keys = records.column(RECORD_KEY).cast(pa.string()).combine_chunks()
+    position = pc.index_in(_stored_keys(ctx, old), value_set=incoming_keys)
+    matched = np.asarray(position.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    pos = np.asarray(pc.fill_null(position, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    keep_stored = np.zeros(n_old, dtype=bool)
+    field = ctx.precombine_field
+    if ctx.event_time_ordering and field and field in records.column_names and field in old.column_names:
+        stored_order = old.column(field)
+        incoming_order = pc.take(records.column(field), pa.array(np.where(matched, pos, 0)))
+        greater = pc.fill_null(pc.greater(stored_order, incoming_order), False)
+        keep_stored = matched & np.asarray(greater.to_numpy(zero_copy_only=False), dtype=bool)
+
+    inc_for_old = np.where(matched, pos, 0)
+    is_delete_for_old = matched & ~keep_stored & deletes[inc_for_old]
+    is_update_for_old = matched & ~keep_stored & ~deletes[inc_for_old]
+    out_old = np.where(is_update_for_old, n_old + inc_for_old, np.arange(n_old))[~is_delete_for_old]
+    touched = np.zeros(n_inc, dtype=bool)
+    touched[pos[matched]] = True
+    inserts = np.nonzero(~touched & ~deletes)[0]
+    out_idx = np.concatenate([out_old, n_old + inserts]).astype(np.int64)
+
+    new_positions = out_idx >= n_old
+    incoming_rank = out_idx[new_positions] - n_old
+    seq = np.full(n_inc, None, dtype=object)
+    seq[incoming_rank] = [f"{ctx.instant_time}_{task.partition_id}_{i}" for i in range(len(incoming_rank))]
+
+    file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
+    incoming = _with_meta(ctx, records, file_name, pa.array(seq, pa.string()))
+    old = old.set_column(old.schema.get_field_index(FILE_NAME), FILE_NAME,
+                         pa.array([file_name] * n_old, pa.string()) if n_old else pa.array([], pa.string()))
+    combined = pa.concat_tables([old, incoming])
+    output = combined.take(pa.array(out_idx))
+
+    writer = _open_writer(ctx, existing.partition_path, file_name, IOType.MERGE)
+    try:
+        writer.write(output)
+    finally:
+        stats = writer.close()
+    elapsed = int((time.monotonic() - start) * 1000)
+    return [_stat(ctx, existing.partition_path, existing.file_id, file_name, existing.base_instant,
+                  stats.file_size, writes=stats.num_rows, inserts=len(inserts),
+                  updates=int(is_update_for_old.sum()), deletes=int(is_delete_for_old.sum()),
+                  elapsed_ms=elapsed)]
+
+
+class BulkInsertWriter:
+    """Streams rows of one task into new file groups, one open base file per partition path, rolling over
+    at ``hoodie.parquet.max.file.size`` (Hudi ``BulkInsertDataInternalWriterHelper``).
+
+    Args:
+        ctx: write context.
+        task: Spark task coordinates.
+    """
+
+    def __init__(self, ctx: WriteContext, task: TaskIdentity) -> None:
+        self._ctx = ctx
+        self._task = task
+        self._max_size = ctx.conf.get(WriteConfig.PARQUET_MAX_FILE_SIZE)
+        self._open: dict[str, tuple[str, str, BaseFileWriter, float]] = {}
+        self._seq = 0
+        self._stats: list[WriteStat] = []
+
+    def write(self, records: pa.Table) -> None:
+        """Append rows (data columns + ``_hoodie_record_key`` / ``_hoodie_partition_path``)."""
+        if records.num_rows == 0:
+            return
+        partitions = records.column(PARTITION_PATH)
+        unique = pc.unique(partitions).to_pylist()
+        for partition in unique:
+            part_rows = records if len(unique) == 1 else records.filter(pc.equal(partitions, partition))
+            self._write_partition(str(partition), part_rows)
+
+    def _write_partition(self, partition: str, rows: pa.Table) -> None:
+        if partition not in self._open:
+            file_id = new_file_id()
+            file_name = base_file_name(file_id, self._task.write_token, self._ctx.instant_time)
+            writer = _open_writer(self._ctx, partition, file_name, IOType.CREATE)
+            self._open[partition] = (file_id, file_name, writer, time.monotonic())
+        file_id, file_name, writer, _ = self._open[partition]
+        seq = _seqnos(self._ctx.instant_time, self._task, rows.num_rows, self._seq)
+        self._seq += rows.num_rows
+        writer.write(_with_meta(self._ctx, rows, file_name, seq))
+        if writer.bytes_written >= self._max_size:
+            self._close(partition)
+
+    def _close(self, partition: str) -> None:
+        file_id, file_name, writer, started = self._open.pop(partition)
+        stats = writer.close()
+        elapsed = int((time.monotonic() - started) * 1000)
+        self._stats.append(_stat(self._ctx, partition, file_id, file_name, "null", stats.file_size,
+                                 writes=stats.num_rows, inserts=stats.num_rows, elapsed_ms=elapsed))
+
+    def close(self) -> list[WriteStat]:
+        """Close every open file; the stats of all files written."""
+        for partition in list(self._open):
+            self._close(partition)
+        return self._stats

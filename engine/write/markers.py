@@ -1,0 +1,70 @@
+"""Write markers (Hudi ``DirectWriteMarkers``): one empty file per data file a write creates, written
+before the data file, so a failed write can be rolled back precisely.
+
+Layout: ``<base>/.hoodie/.temp/<instant>/<partition>/<data file name>.marker.<CREATE|MERGE|APPEND>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from engine.storage import Storage
+
+
+class IOType(Enum):
+    """What the data file is: a new base file, a rewritten base file, or a log file appended to."""
+
+    CREATE = "CREATE"
+    MERGE = "MERGE"
+    APPEND = "APPEND"
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One marker: the data file it stands for (partition-relative) and its IO type."""
+
+    partition_path: str
+    file_name: str
+    io_type: IOType
+
+    @property
+    def data_file_relative_path(self) -> str:
+        """``<partition>/<file>`` relative to the base path (just ``<file>`` when non-partitioned)."""
+        return f"{self.partition_path}/{self.file_name}" if self.partition_path else self.file_name
+
+
+def marker_dir(base_path: str, instant_time: str) -> str:
+    """``<base>/.hoodie/.temp/<instant>``."""
+    return f"{base_path.rstrip('/')}/.hoodie/.temp/{instant_time}"
+
+
+def create_marker(storage: Storage, base_path: str, instant_time: str, marker: Marker) -> None:
+    """Write the (empty) marker file for ``marker``; idempotent."""
+    parts = [marker_dir(base_path, instant_time)]
+    if marker.partition_path:
+        parts.append(marker.partition_path)
+    parts.append(f"{marker.file_name}.marker.{marker.io_type.value}")
+    storage.create_if_absent("/".join(parts), b"")
+
+
+def list_markers(storage: Storage, base_path: str, instant_time: str) -> list[Marker]:
+    """All markers of ``instant_time`` (empty when the marker directory does not exist)."""
+    root = marker_dir(base_path, instant_time)
+    markers: list[Marker] = []
+    for info in storage.list_files_recursive(root):
+        if info.is_dir or ".marker." not in info.name:
+            continue
+        relative = info.path[len(root):].strip("/")
+        partition = relative.rsplit("/", 1)[0] if "/" in relative else ""
+        data_name, _, io = info.name.rpartition(".marker.")
+        try:
+            markers.append(Marker(partition, data_name, IOType(io)))
+        except ValueError:
+            continue
+    return markers
+
+
+def delete_marker_dir(storage: Storage, base_path: str, instant_time: str) -> None:
+    """Remove ``.hoodie/.temp/<instant>`` after a commit or rollback."""
+    storage.delete_dir(marker_dir(base_path, instant_time))

@@ -1,0 +1,209 @@
+"""Planning file groups for a write (Hudi ``UpsertPartitioner`` / ``WorkloadProfile``).
+
+Updates go to the file group that holds their key. Inserts of each partition first fill the partition's
+small files (base files under ``hoodie.parquet.small.file.limit``) up to ``hoodie.parquet.max.file.size``,
+then go to new file groups sized by ``max file size / average record size`` (or
+``hoodie.copyonwrite.insert.split.size`` records when auto split is off). Each insert finds its bucket by
+the hash of its record key against the buckets' cumulative weights, so every copy of one key lands in
+one bucket. The planner runs on the driver over counts only, never over records.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+from engine.config import HoodieConfig, WriteConfig
+from engine.filegroup.naming import new_file_id
+from engine.timeline.commit_metadata import CommitMetadata
+
+
+class BucketKind(Enum):
+    """``UPDATE`` rewrites an existing file group (merge handle); ``INSERT`` creates a new one."""
+
+    UPDATE = "update"
+    INSERT = "insert"
+
+
+@dataclass(frozen=True)
+class ExistingFileGroup:
+    """The latest base file of a file group, as the planner needs it.
+
+    Attributes:
+        partition_path: relative partition path.
+        file_id: file group id.
+        base_file_path: absolute path of the latest base file.
+        base_instant: commit time of that base file.
+        size_bytes: its size in bytes.
+    """
+
+    partition_path: str
+    file_id: str
+    base_file_path: str
+    base_instant: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """One unit of write work = one file group written by one task.
+
+    Attributes:
+        index: bucket number (the value of the shuffle key).
+        kind: update (merge into ``existing``) or insert (new file group).
+        partition_path: relative partition path.
+        file_id: file group id (new for inserts).
+        existing: the base file being merged, for updates.
+    """
+
+    index: int
+    kind: BucketKind
+    partition_path: str
+    file_id: str
+    existing: ExistingFileGroup | None = None
+
+
+@dataclass
+class WorkloadProfile:
+    """Counts of incoming records (Hudi ``WorkloadProfile``).
+
+    Attributes:
+        updates: records per existing file group id.
+        inserts: new records per partition path.
+    """
+
+    updates: dict[str, int] = field(default_factory=dict)
+    inserts: dict[str, int] = field(default_factory=dict)
+
+    @staticmethod
+    def from_counts(rows: Iterable[tuple[str, str | None, int]]) -> WorkloadProfile:
+        """Build from ``(partition_path, file_id or None, count)`` rows."""
+        profile = WorkloadProfile()
+        for partition, file_id, count in rows:
+            if file_id:
+                profile.updates[file_id] = profile.updates.get(file_id, 0) + int(count)
+            else:
+                profile.inserts[partition] = profile.inserts.get(partition, 0) + int(count)
+        return profile
+
+
+@dataclass
+class WritePlan:
+    """Buckets of a write and the rule that routes each record to one.
+
+    Attributes:
+        buckets: all buckets, ``buckets[i].index == i``.
+        update_buckets: file id -> bucket index.
+        insert_weights: partition -> list of (cumulative weight in (0, 1], bucket index).
+    """
+
+    buckets: list[Bucket] = field(default_factory=list)
+    update_buckets: dict[str, int] = field(default_factory=dict)
+    insert_weights: dict[str, list[tuple[float, int]]] = field(default_factory=dict)
+
+    def insert_bucket(self, partition_path: str, hash_fraction: float) -> int:
+        """Bucket of a new record of ``partition_path`` whose key hashes to ``hash_fraction`` in [0, 1).
+
+        Raises:
+            KeyError: the partition had no inserts in the profile.
+        """
+        weights = self.insert_weights[partition_path]
+        cumulative = [w for w, _ in weights]
+        pos = bisect.bisect_right(cumulative, hash_fraction)
+        return weights[min(pos, len(weights) - 1)][1]
+
+    def _add(self, kind: BucketKind, partition: str, file_id: str,
+             existing: ExistingFileGroup | None = None) -> int:
+        index = len(self.buckets)
+        self.buckets.append(Bucket(index, kind, partition, file_id, existing))
+        if kind is BucketKind.UPDATE:
+            self.update_buckets[file_id] = index
+        return index
+
+
+def average_record_size(commits: Iterable[CommitMetadata], conf: HoodieConfig) -> int:
+    """Bytes per record from the newest commit that wrote enough data (Hudi
+    ``AverageRecordSizeUtils.averageBytesPerRecord``), else ``hoodie.copyonwrite.record.size.estimate``.
+
+    Args:
+        commits: completed commit metadata, newest first.
+        conf: write config.
+    """
+    threshold = conf.get(WriteConfig.SMALL_FILE_LIMIT)
+    for metadata in commits:
+        stats = metadata.all_write_stats()
+        total_bytes = sum(s.total_write_bytes for s in stats)
+        total_records = sum(s.num_writes for s in stats)
+        if total_bytes > threshold and total_records > 0:
+            return max(1, math.ceil(total_bytes / total_records))
+    return conf.get(WriteConfig.RECORD_SIZE_ESTIMATE)
+
+
+def plan_writes(
+    profile: WorkloadProfile,
+    existing: Mapping[str, ExistingFileGroup],
+    small_files: Mapping[str, list[ExistingFileGroup]],
+    avg_record_size: int,
+    conf: HoodieConfig,
+) -> WritePlan:
+    """Assign update and insert buckets (Hudi ``UpsertPartitioner.assignUpdates/assignInserts``).
+
+    Args:
+        profile: incoming record counts.
+        existing: latest base file per file id, for every file group receiving updates.
+        small_files: per partition, base files eligible to take inserts (smallest first is not required).
+        avg_record_size: bytes per record used for sizing.
+        conf: write config (max file size, small file limit, split size).
+
+    Returns:
+        The plan; an update bucket exists for every file id in ``profile.updates`` and for every small
+        file that received inserts.
+    """
+    plan = WritePlan()
+    for file_id in sorted(profile.updates):
+        fg = existing[file_id]
+        plan._add(BucketKind.UPDATE, fg.partition_path, file_id, fg)
+
+    max_size = conf.get(WriteConfig.PARQUET_MAX_FILE_SIZE)
+    small_limit = conf.get(WriteConfig.SMALL_FILE_LIMIT)
+    per_bucket = (
+        max(1, max_size // max(1, avg_record_size))
+        if conf.get(WriteConfig.INSERT_AUTO_SPLIT)
+        else conf.get(WriteConfig.INSERT_SPLIT_SIZE)
+    )
+    for partition in sorted(profile.inserts):
+        total = profile.inserts[partition]
+        if total <= 0:
+            continue
+        unassigned = total
+        assigned: list[tuple[int, int]] = []  # (bucket, records)
+        if small_limit > 0:
+            for small in sorted(small_files.get(partition, []), key=lambda f: f.size_bytes):
+                room = (max_size - small.size_bytes) // max(1, avg_record_size)
+                take = min(room, unassigned)
+                if take <= 0:
+                    continue
+                bucket = plan.update_buckets.get(small.file_id)
+                if bucket is None:
+                    bucket = plan._add(BucketKind.UPDATE, partition, small.file_id, small)
+                assigned.append((bucket, take))
+                unassigned -= take
+                if unassigned <= 0:
+                    break
+        if unassigned > 0:
+            count = max(1, math.ceil(unassigned / per_bucket))
+            for i in range(count):
+                records = per_bucket if i < count - 1 else unassigned - (count - 1) * per_bucket
+                bucket = plan._add(BucketKind.INSERT, partition, new_file_id())
+                assigned.append((bucket, records))
+        cumulative = 0.0
+        weights: list[tuple[float, int]] = []
+        for bucket, records in assigned:
+            cumulative += records / total
+            weights.append((cumulative, bucket))
+        weights[-1] = (1.0, weights[-1][1])
+        plan.insert_weights[partition] = weights
+    return plan

@@ -1,0 +1,57 @@
+"""Preparing incoming records: precombine de-duplication by record key (Hudi
+``HoodieWriteHelper.deduplicateRecords`` with ``OverwriteWithLatestAvroPayload.preCombine``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+RECORD_KEY = "_hoodie_record_key"
+PARTITION_PATH = "_hoodie_partition_path"
+FILE_ID = "_hoodie_file_id"
+IS_DELETED = "_hoodie_is_deleted"
+BUCKET = "_hoodie_bucket"
+KEY_HASH = "_hoodie_key_hash"
+
+# Columns the write pipeline adds to incoming rows; never stored as data columns.
+PIPELINE_COLUMNS = (RECORD_KEY, PARTITION_PATH, FILE_ID, IS_DELETED, BUCKET, KEY_HASH)
+
+
+def dedupe_by_key(records: pa.Table, precombine_field: str | None) -> pa.Table:
+    """Keep one record per ``_hoodie_record_key``: the one with the greatest precombine value; on ties
+    (or without a precombine field) the one that arrived last.
+
+    Args:
+        records: rows with a ``_hoodie_record_key`` column (and the precombine column when given).
+        precombine_field: ordering column name, or ``None``.
+
+    Returns:
+        The surviving rows, in key order.
+    """
+    n = records.num_rows
+    if n <= 1:
+        return records
+    arrival = pa.array(np.arange(n, dtype=np.int64))
+    work = records.append_column("__arrival", arrival)
+    sort_keys: list[tuple[str, str, str]] = [(RECORD_KEY, "ascending", "at_start")]
+    if precombine_field and precombine_field in records.column_names:
+        sort_keys.append((precombine_field, "ascending", "at_start"))
+    sort_keys.append(("__arrival", "ascending", "at_start"))
+    order = pc.sort_indices(work, sort_keys=sort_keys)
+    keys = pc.take(records.column(RECORD_KEY), order)
+    keys_np = keys.to_numpy(zero_copy_only=False)
+    last_in_run = np.empty(n, dtype=bool)
+    last_in_run[:-1] = keys_np[:-1] != keys_np[1:]
+    last_in_run[-1] = True
+    if last_in_run.all():
+        return records.take(order)
+    return records.take(pc.filter(order, pa.array(last_in_run)))
+
+
+def deleted_mask(records: pa.Table) -> np.ndarray:
+    """Boolean numpy mask of rows flagged ``_hoodie_is_deleted = true`` (all False when absent)."""
+    if IS_DELETED not in records.column_names:
+        return np.zeros(records.num_rows, dtype=bool)
+    flags = pc.fill_null(records.column(IS_DELETED), False)
+    return np.asarray(flags.to_numpy(zero_copy_only=False), dtype=bool)

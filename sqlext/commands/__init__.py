@@ -1,0 +1,64 @@
+"""One module per statement family; :func:`dispatch` routes a parsed statement to its command.
+
+Statements sqlext does not handle (``Passthrough``) go to ``spark.sql`` unchanged, after the time-travel
+rewrite (``TIMESTAMP AS OF`` → the ``as.of.instant`` read option)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import DataFrame
+
+from sqlext.errors import UnsupportedStatement
+from sqlext.parser import statements as st
+from sqlext.parser import time_travel_rewrite
+
+if TYPE_CHECKING:
+    from sqlext.session import Session
+
+
+def _passthrough(session: Session, stmt: st.Passthrough) -> DataFrame:
+    rewritten = time_travel_rewrite(stmt.sql)
+    return session.spark.sql(rewritten if rewritten is not None else stmt.sql)
+
+
+def _create(session: Session, stmt: st.CreateTable) -> DataFrame:
+    from sqlext.commands.ddl import create_table
+
+    if (stmt.provider or "").lower() != "hudi":
+        return session.spark.sql(stmt.sql)
+    return create_table(session, stmt)
+
+
+def _unsupported(session: Session, stmt: Any) -> DataFrame:
+    raise UnsupportedStatement(f"{type(stmt).__name__} is not implemented yet")
+
+
+def _handlers() -> dict[type, Callable[[Session, Any], DataFrame]]:
+    from sqlext.commands import ddl, insert, merge, show, update_delete
+
+    table: dict[type, Callable[[Session, Any], DataFrame]] = {
+        st.Passthrough: _passthrough,
+        st.CreateTable: _create,
+        st.DropTable: ddl.drop_table,
+        st.TruncateTable: ddl.truncate_table,
+        st.InsertInto: insert.insert_into,
+        st.MergeInto: merge.merge_into,
+        st.UpdateTable: update_delete.update_table,
+        st.DeleteFrom: update_delete.delete_from,
+        st.ShowPartitions: show.show_partitions,
+    }
+    for name in ("RenameTable", "AddColumns", "SetProperties", "UnsetProperties", "DropPartitions"):
+        table[getattr(st, name)] = ddl.alter_table
+    return table
+
+
+def dispatch(session: Session, statement: Any) -> DataFrame:
+    """Run ``statement`` in ``session``.
+
+    Raises:
+        UnsupportedStatement: a parsed statement sqlext does not implement yet (named in the message).
+    """
+    handler = _handlers().get(type(statement), _unsupported)
+    return handler(session, statement)

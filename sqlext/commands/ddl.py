@@ -1,0 +1,291 @@
+"""DDL on Hudi tables: CREATE TABLE [AS SELECT], DROP TABLE, TRUNCATE TABLE, ALTER TABLE (Hudi
+``CreateHoodieTableCommand``, ``CreateHoodieTableAsSelectCommand``, ``DropHoodieTableCommand``,
+``TruncateHoodieTableCommand``, ``AlterHoodieTable*Command``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructField, StructType, _parse_datatype_string
+from pyspark.sql.utils import AnalysisException, ParseException
+
+from engine.config import TableConfig
+from engine.formats.avro_schema import META_FIELDS, arrow_to_avro, avro_to_arrow
+from engine.spark.writer import write_dataframe
+from engine.storage import Storage
+from engine.table import Table
+from engine.write.operation import WriteOperation
+from sqlext.catalog import quote
+from sqlext.commands.options import SQL_OPTION_KEYS, write_options
+from sqlext.commands.partitions import partition_paths_for_spec
+from sqlext.commands.results import dml_result, empty_result
+from sqlext.errors import SqlAnalysisError, UnsupportedStatement
+from sqlext.parser.statements import (
+    AddColumns,
+    CreateTable,
+    DropPartitions,
+    DropTable,
+    RenameTable,
+    SetProperties,
+    TruncateTable,
+    UnsetProperties,
+)
+
+if TYPE_CHECKING:
+    from sqlext.session import Session
+
+logger = logging.getLogger(__name__)
+
+KEYGEN_PACKAGE = "org.apache.hudi.keygen."
+TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ",
+               "copy_on_write": "COPY_ON_WRITE", "merge_on_read": "MERGE_ON_READ"}
+
+
+def _table_options(properties: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Split OPTIONS/TBLPROPERTIES into (hoodie keys incl. mapped SQL short names, catalog properties)."""
+    hoodie: dict[str, str] = {}
+    for key, value in properties.items():
+        mapped = SQL_OPTION_KEYS.get(key.lower())
+        if mapped:
+            hoodie[mapped] = value
+        elif key.lower().startswith("hoodie."):
+            hoodie[key] = value
+    return hoodie, dict(properties)
+
+
+def _spark_schema(stmt: CreateTable) -> StructType:
+    ddl = ", ".join(f"{quote(c.name)} {c.type_sql}" for c in stmt.columns)
+    try:
+        parsed = _parse_datatype_string(ddl)
+    except (ParseException, AnalysisException, ValueError) as exc:
+        raise SqlAnalysisError(f"CREATE TABLE {stmt.ident.name}: invalid column types: {exc}") from exc
+    assert isinstance(parsed, StructType)
+    return parsed
+
+
+def _require_columns(table: str, names: list[str], columns: list[str], role: str) -> None:
+    lowered = {c.lower() for c in columns}
+    missing = [n for n in names if n.split(".")[0].lower() not in lowered]
+    if missing:
+        raise SqlAnalysisError(
+            f"CREATE TABLE {table}: {role} {', '.join(missing)} not found among the columns "
+            f"({', '.join(columns)})"
+        )
+
+
+def infer_keygen(record_keys: list[str], partitions: list[str]) -> str:
+    """Key generator Hudi's SQL path picks: non-partitioned, complex for several key or partition
+    fields, else simple."""
+    if not partitions:
+        return KEYGEN_PACKAGE + "NonpartitionedKeyGenerator"
+    if len(record_keys) > 1 or len(partitions) > 1:
+        return KEYGEN_PACKAGE + "ComplexKeyGenerator"
+    return KEYGEN_PACKAGE + "SimpleKeyGenerator"
+
+
+def hudi_table_properties(database: str, name: str, schema: StructType, partitioned_by: list[str],
+                          hoodie: dict[str, str]) -> dict[str, str]:
+    """``hoodie.properties`` content of a new SQL table (table-level keys only)."""
+    columns = [f.name for f in schema.fields]
+    record_keys = [k.strip() for k in hoodie.get(TableConfig.RECORDKEY_FIELDS.key, "").split(",") if k.strip()]
+    precombine = hoodie.get(TableConfig.PRECOMBINE_FIELD.key) or hoodie.get(
+        "hoodie.datasource.write.precombine.field")
+    _require_columns(name, record_keys, columns, "primaryKey column")
+    if precombine:
+        _require_columns(name, [precombine], columns, "preCombineField column")
+    _require_columns(name, partitioned_by, columns, "partition column")
+    raw_type = hoodie.get(TableConfig.TYPE.key, "cow")
+    table_type = TABLE_TYPES.get(raw_type.lower())
+    if table_type is None:
+        raise SqlAnalysisError(f"CREATE TABLE {name}: type must be 'cow' or 'mor', not {raw_type!r}")
+    arrow_schema = to_arrow_schema(schema)
+    avro = arrow_to_avro(arrow_schema, name, with_defaults=False)
+    props = {
+        TableConfig.NAME.key: name,
+        TableConfig.DATABASE_NAME.key: database,
+        TableConfig.TYPE.key: table_type,
+        TableConfig.KEYGEN_CLASS.key: hoodie.get(
+            TableConfig.KEYGEN_CLASS.key,
+            hoodie.get("hoodie.datasource.write.keygenerator.class", infer_keygen(record_keys, partitioned_by))),
+        TableConfig.HIVE_STYLE_PARTITIONING.key: hoodie.get(TableConfig.HIVE_STYLE_PARTITIONING.key, "true"),
+        TableConfig.URL_ENCODE_PARTITIONING.key: hoodie.get(TableConfig.URL_ENCODE_PARTITIONING.key, "false"),
+        TableConfig.CREATE_SCHEMA.key: json.dumps(avro, separators=(",", ":")),
+    }
+    if record_keys:
+        props[TableConfig.RECORDKEY_FIELDS.key] = ",".join(record_keys)
+    if precombine:
+        props[TableConfig.PRECOMBINE_FIELD.key] = precombine
+    if partitioned_by:
+        props[TableConfig.PARTITION_FIELDS.key] = ",".join(partitioned_by)
+    table_level = {p.key for group in (TableConfig,) for p in vars(group).values() if hasattr(p, "key")}
+    for key, value in hoodie.items():
+        if (key in table_level and key not in props) or key.startswith("hoodie.keygen.timebased."):
+            props[key] = value
+    if "hoodie.datasource.write.payload.class" in hoodie:
+        props[TableConfig.PAYLOAD_CLASS.key] = hoodie["hoodie.datasource.write.payload.class"]
+    return props
+
+
+def catalog_columns_ddl(schema: StructType) -> str:
+    """Catalog columns: the five meta columns, then the table's columns."""
+    meta = [f"{quote(m)} STRING" for m in META_FIELDS]
+    data = [f"{quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields]
+    return ", ".join(meta + data)
+
+
+def _validate_existing(name: str, table: Table, props: dict[str, str]) -> None:
+    for key in (TableConfig.RECORDKEY_FIELDS.key, TableConfig.PRECOMBINE_FIELD.key,
+                TableConfig.PARTITION_FIELDS.key, TableConfig.TYPE.key):
+        wanted, stored = props.get(key), table.config.get(key) if key in table.config else None
+        if wanted is not None and stored is not None and wanted != stored:
+            raise SqlAnalysisError(
+                f"CREATE TABLE {name}: the Hudi table at {table.base_path} has {key}={stored}, "
+                f"not {wanted}")
+
+
+def create_table(session: Session, stmt: CreateTable) -> DataFrame:
+    """CREATE TABLE ... USING hudi [AS SELECT]: initialise the table on disk and register it."""
+    spark, catalog = session.spark, session.catalog
+    database, name = catalog.qualify(stmt.ident)
+    if catalog.lookup(stmt.ident) is not None:
+        if stmt.if_not_exists:
+            return empty_result(spark)
+        raise SqlAnalysisError(f"Table {database}.{name} already exists")
+    if stmt.like is not None:
+        raise UnsupportedStatement("CREATE TABLE ... LIKE is not implemented yet for Hudi tables")
+    hoodie, catalog_props = _table_options(dict(stmt.properties))
+    query_df = None
+    if stmt.as_query is not None:
+        query_df = spark.sql(stmt.as_query)
+        fields = [f for f in query_df.schema.fields if f.name not in META_FIELDS]
+        schema = StructType([StructField(f.name, f.dataType, True) for f in fields])
+        query_df = query_df.select(*[quote(f.name) for f in fields])
+    else:
+        schema = _spark_schema(stmt)
+    location = stmt.location
+    partitioned = list(stmt.partitioned_by)
+    props = hudi_table_properties(database, name, schema, partitioned, hoodie)
+    if location is not None and Table.exists(location):
+        existing = Table.load(location)
+        _validate_existing(name, existing, props)
+        if not stmt.columns and query_df is None:
+            schema = StructType([f for f in _schema_of(existing).fields])
+    elif location is not None:
+        Table.create(location, props)
+    catalog_props.setdefault("type", "mor" if props[TableConfig.TYPE.key] == "MERGE_ON_READ" else "cow")
+    catalog.register(database, name, catalog_columns_ddl(schema), location, catalog_props, stmt.comment)
+    if location is None:
+        entry = catalog.require(stmt.ident)
+        try:
+            Table.create(entry.location, props)
+        except Exception:
+            catalog.drop(entry)
+            raise
+    if query_df is not None:
+        entry, table = catalog.require_hudi(stmt.ident)
+        metrics = write_dataframe(spark, table, query_df, WriteOperation.BULK_INSERT,
+                                  write_options(spark, entry))
+        catalog.refresh(entry)
+        return dml_result(spark, metrics)
+    return empty_result(spark)
+
+
+def _schema_of(table: Table) -> StructType:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    avro = table.latest_avro_schema(include_meta=False)
+    if avro is None:
+        return StructType([])
+    return from_arrow_schema(avro_to_arrow(avro))
+
+
+def drop_table(session: Session, stmt: DropTable) -> DataFrame:
+    """DROP TABLE [IF EXISTS] t [PURGE]: drop the catalog entry; PURGE also deletes the base path."""
+    entry = session.catalog.lookup(stmt.ident)
+    if entry is None:
+        if stmt.if_exists:
+            return empty_result(session.spark)
+        database, name = session.catalog.qualify(stmt.ident)
+        raise SqlAnalysisError(f"Table or view not found: {database}.{name}")
+    session.catalog.drop(entry, purge=stmt.purge)
+    if stmt.purge and entry.is_hudi and entry.location:
+        Storage.for_uri(entry.location).delete_dir(entry.location)
+    return empty_result(session.spark)
+
+
+def truncate_table(session: Session, stmt: TruncateTable) -> DataFrame:
+    """TRUNCATE TABLE t [PARTITION (...)]: re-initialise the table, or delete the named partitions
+    (a ``delete_partition`` replacecommit)."""
+    entry, table = session.catalog.require_hudi(stmt.ident)
+    if stmt.partition_spec:
+        paths = partition_paths_for_spec(table, dict(stmt.partition_spec), entry.display)
+        _delete_partitions(session, entry, table, paths)
+    else:
+        props = {k: v for k, v in table.config.items()}
+        table.storage.delete_dir(table.base_path)
+        Table.create(table.base_path, props)
+    session.catalog.refresh(entry)
+    return empty_result(session.spark)
+
+
+def _delete_partitions(session: Session, entry: object, table: Table, paths: list[str]) -> None:
+    spark = session.spark
+    empty = spark.createDataFrame([], _schema_of(table))
+    write_dataframe(spark, table, empty, WriteOperation.DELETE_PARTITION, {}, overwrite_partitions=paths)
+
+
+def alter_table(session: Session, stmt: object) -> DataFrame:
+    """ALTER TABLE on a Hudi table: RENAME TO, ADD COLUMNS, SET/UNSET TBLPROPERTIES, DROP PARTITION."""
+    spark, catalog = session.spark, session.catalog
+    ident = stmt.ident
+    entry, table = catalog.require_hudi(ident)
+    if isinstance(stmt, RenameTable):
+        new_db, new_name = catalog.qualify(stmt.new_ident)
+        spark.sql(f"ALTER TABLE {entry.qualified} RENAME TO {quote(new_db)}.{quote(new_name)}")
+        table.update_properties({TableConfig.NAME.key: new_name})
+    elif isinstance(stmt, AddColumns):
+        add_columns(session, entry, table, stmt)
+    elif isinstance(stmt, SetProperties):
+        rendered = ", ".join(f"'{k}' = '{v}'" for k, v in stmt.properties.items())
+        spark.sql(f"ALTER TABLE {entry.qualified} SET TBLPROPERTIES ({rendered})")
+    elif isinstance(stmt, UnsetProperties):
+        keys = ", ".join(f"'{k}'" for k in stmt.keys)
+        spark.sql(f"ALTER TABLE {entry.qualified} UNSET TBLPROPERTIES {'IF EXISTS ' if stmt.if_exists else ''}({keys})")
+    elif isinstance(stmt, DropPartitions):
+        paths: list[str] = []
+        for spec in stmt.specs:
+            paths.extend(partition_paths_for_spec(table, dict(spec), entry.display))
+        if not paths and not stmt.if_exists:
+            raise SqlAnalysisError(f"{entry.display}: no partition matches {stmt.specs}")
+        if paths:
+            _delete_partitions(session, entry, table, paths)
+    else:
+        raise UnsupportedStatement(f"ALTER TABLE form {type(stmt).__name__} is not supported on Hudi tables")
+    catalog.refresh(entry)
+    return empty_result(spark)
+
+
+def add_columns(session: Session, entry: object, table: Table, stmt: AddColumns) -> None:
+    """ADD COLUMNS: commit the widened schema (an empty commit carrying it, as Hudi's
+    ``AlterHoodieTableAddColumnsCommand``) and update the catalog."""
+    spark = session.spark
+    current = _schema_of(table)
+    existing = {f.name.lower() for f in current.fields}
+    added = []
+    for column in stmt.columns:
+        if column.name.lower() in existing:
+            raise SqlAnalysisError(f"ALTER TABLE {table.name} ADD COLUMNS: column {column.name} already exists")
+        dtype = _parse_datatype_string(column.type_sql)
+        added.append(StructField(column.name, dtype, True))
+    new_schema = StructType([*current.fields, *added])
+    avro = arrow_to_avro(to_arrow_schema(new_schema), table.name)
+    from engine.write.commit import finish_write, start_write
+
+    instant = start_write(table, WriteOperation.UPSERT)
+    finish_write(table, instant, WriteOperation.UPSERT, [], avro)
+    columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in added)
+    spark.sql(f"ALTER TABLE {entry.qualified} ADD COLUMNS ({columns})")

@@ -1,0 +1,162 @@
+"""INSERT INTO / INSERT OVERWRITE (Hudi ``InsertIntoHoodieTableCommand``).
+
+Columns are matched by position to the table's columns (meta columns hidden), or by the given column
+list; static partition values fill their columns. Values are cast to the table types with Spark's store
+assignment; a count or type mismatch is an error naming the table and column.
+
+Operation: ``hoodie.datasource.write.operation`` if set; INSERT OVERWRITE → ``insert_overwrite`` (the
+partitions named statically or, in dynamic mode, the partitions written) or ``insert_overwrite_table``;
+otherwise ``hoodie.spark.sql.insert.into.operation``, and when that is unset ``upsert`` for a table with
+a primary key and a precombine field (Hudi 0.14–1.0 behaviour), else ``insert``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+from pyspark.sql.utils import AnalysisException
+
+from engine.config import WriteConfig
+from engine.formats.avro_schema import META_FIELDS
+from engine.spark.writer import write_dataframe
+from engine.table import Table
+from engine.write.operation import WriteOperation
+from sqlext.catalog import CatalogTable, quote
+from sqlext.commands.ddl import _schema_of
+from sqlext.commands.options import write_options
+from sqlext.commands.partitions import literal_value, partition_path_from_values
+from sqlext.commands.results import dml_result
+from sqlext.errors import SqlAnalysisError
+from sqlext.parser.statements import InsertInto
+
+if TYPE_CHECKING:
+    from sqlext.session import Session
+
+
+def choose_operation(table: Table, options: dict[str, str], overwrite: bool, whole_table: bool) -> WriteOperation:
+    """The write operation of an INSERT statement (see module doc)."""
+    explicit = options.get(WriteConfig.OPERATION.key)
+    if explicit:
+        return WriteOperation.parse(explicit)
+    if overwrite:
+        return WriteOperation.INSERT_OVERWRITE_TABLE if whole_table else WriteOperation.INSERT_OVERWRITE
+    configured = options.get(WriteConfig.SQL_INSERT_INTO_OPERATION.key)
+    if configured:
+        return WriteOperation.parse(configured)
+    if table.record_key_fields and table.precombine_field:
+        return WriteOperation.UPSERT
+    return WriteOperation.INSERT
+
+
+def aligned_frame(
+    entry: CatalogTable, schema: StructType, query: DataFrame, columns: list[str] | None,
+    static: dict[str, str],
+) -> DataFrame:
+    """``query`` with its columns renamed and cast to the table's columns (static partition values filled).
+
+    Raises:
+        SqlAnalysisError: column count mismatch, unknown column, or a value that cannot be cast.
+    """
+    table_columns = [f.name for f in schema.fields]
+    lowered = {c.lower(): c for c in table_columns}
+    if columns is not None:
+        unknown = [c for c in columns if c.lower() not in lowered]
+        if unknown:
+            raise SqlAnalysisError(f"INSERT INTO {entry.display}: unknown column(s) {', '.join(unknown)}; "
+                                   f"table columns are {', '.join(table_columns)}")
+        targets = [lowered[c.lower()] for c in columns]
+    else:
+        targets = [c for c in table_columns if c not in static]
+    if len(query.columns) != len(targets):
+        raise SqlAnalysisError(
+            f"Cannot write to {entry.display}: the query produces {len(query.columns)} column(s) but "
+            f"{len(targets)} are expected ({', '.join(targets)})")
+    by_target = dict(zip(targets, query.columns, strict=True))
+    types = {f.name: f.dataType for f in schema.fields}
+    projected: list[Column] = []
+    for name in table_columns:
+        if name in static:
+            expr = F.lit(static[name]).cast(types[name])
+        elif name in by_target:
+            expr = F.col(quote(by_target[name])).cast(types[name])
+        else:
+            expr = F.lit(None).cast(types[name])
+        projected.append(expr.alias(name))
+    try:
+        result = query.select(*projected)
+        result.schema  # noqa: B018 - forces analysis so cast errors surface here
+    except AnalysisException as exc:
+        raise SqlAnalysisError(f"Cannot write to {entry.display}: {str(exc).splitlines()[0]}") from exc
+    source_types = dict(zip(query.columns, [f.dataType for f in query.schema.fields], strict=True))
+    for target, source in by_target.items():
+        if not _assignable(source_types[source], types[target]):
+            raise SqlAnalysisError(
+                f"Cannot write to {entry.display}: column {target} is {types[target].simpleString()} but the "
+                f"query gives {source_types[source].simpleString()}")
+    return result
+
+
+def _assignable(source: object, target: object) -> bool:
+    """Spark's ANSI store-assignment rule in short: same type family, or numeric to numeric, or
+    anything from a NULL / string literal; nested types must match in shape."""
+    from pyspark.sql import types as T
+
+    if type(source) is T.NullType or source == target:
+        return True
+    numeric = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType)
+    if isinstance(source, numeric) and isinstance(target, numeric):
+        return True
+    if isinstance(target, T.StringType):
+        return not isinstance(source, (T.ArrayType, T.MapType, T.StructType, T.BinaryType))
+    if isinstance(source, T.StringType):
+        return isinstance(target, (T.DateType, T.TimestampType, T.TimestampNTZType, *numeric, T.BooleanType))
+    if isinstance(source, (T.DateType, T.TimestampType, T.TimestampNTZType)) and isinstance(
+            target, (T.DateType, T.TimestampType, T.TimestampNTZType)):
+        return True
+    if isinstance(source, T.ArrayType) and isinstance(target, T.ArrayType):
+        return _assignable(source.elementType, target.elementType)
+    if isinstance(source, T.MapType) and isinstance(target, T.MapType):
+        return _assignable(source.keyType, target.keyType) and _assignable(source.valueType, target.valueType)
+    if isinstance(source, T.StructType) and isinstance(target, T.StructType):
+        return len(source.fields) == len(target.fields) and all(
+            _assignable(s.dataType, t.dataType) for s, t in zip(source.fields, target.fields, strict=True))
+    return False
+
+
+def insert_into(session: Session, stmt: InsertInto) -> DataFrame:
+    """Run INSERT INTO / INSERT OVERWRITE into a Hudi table."""
+    spark = session.spark
+    entry, table = session.catalog.require_hudi(stmt.table)
+    schema = _schema_of(table)
+    spec = {c: v for c, v in stmt.partition_spec}
+    if spec:
+        fields = {f.lower(): f for f in table.partition_fields}
+        bad = [c for c in spec if c.lower() not in fields]
+        if bad or not fields:
+            raise SqlAnalysisError(
+                f"INSERT INTO {entry.display}: {', '.join(bad) or 'PARTITION'} is not a partition column"
+                + (f" (partition columns: {', '.join(table.partition_fields)})" if fields else
+                   " (the table is not partitioned)"))
+        spec = {fields[c.lower()]: v for c, v in spec.items()}
+    static = {c: literal_value(v) for c, v in spec.items() if v is not None}
+    query = spark.sql(stmt.query_sql)
+    meta = [c for c in query.columns if c in META_FIELDS]
+    if meta:  # Hudi hides meta columns of the source (e.g. INSERT ... SELECT * FROM another Hudi table)
+        query = query.drop(*meta)
+    df = aligned_frame(entry, schema, query, list(stmt.columns) if stmt.columns else None, static)
+
+    options = write_options(spark, entry)
+    mode = (options.get(WriteConfig.OVERWRITE_MODE.key)
+            or spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static") or "static").upper()
+    all_static = bool(table.partition_fields) and len(static) == len(table.partition_fields)
+    whole_table = not table.partition_fields or (mode == "STATIC" and not static)
+    operation = choose_operation(table, options, stmt.overwrite, whole_table)
+    overwrite_partitions = None
+    if operation is WriteOperation.INSERT_OVERWRITE and all_static:
+        overwrite_partitions = [partition_path_from_values(table, static)]
+    metrics = write_dataframe(spark, table, df, operation, options, overwrite_partitions=overwrite_partitions)
+    session.catalog.refresh(entry)
+    return dml_result(spark, metrics)

@@ -1,0 +1,34 @@
+"""Write options of a SQL statement, in Hudi's precedence (``ProvidesHoodieConfig.combineOptions``):
+session ``SET hoodie.*`` confs over the catalog's TBLPROPERTIES; table-level keys come from
+``hoodie.properties`` (the engine overlays these options on the table config)."""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from sqlext.catalog import CatalogTable
+
+# SQL short names (Hudi HoodieOptionConfig) -> hoodie keys.
+SQL_OPTION_KEYS = {
+    "primarykey": "hoodie.table.recordkey.fields",
+    "precombinefield": "hoodie.table.precombine.field",
+    "orderingfields": "hoodie.table.precombine.field",
+    "payloadclass": "hoodie.datasource.write.payload.class",
+    "type": "hoodie.table.type",
+}
+
+
+def session_hoodie_confs(spark: SparkSession) -> dict[str, str]:
+    """``hoodie.*`` keys set in the session (``SET hoodie.x = y``)."""
+    try:
+        confs = spark.conf.getAll
+    except AttributeError:  # older PySpark
+        return {}
+    return {k: v for k, v in dict(confs).items() if k.startswith("hoodie.")}
+
+
+def write_options(spark: SparkSession, entry: CatalogTable) -> dict[str, str]:
+    """Catalog ``hoodie.*`` properties overlaid with the session's ``hoodie.*`` confs."""
+    options = {k: v for k, v in entry.properties.items() if k.startswith("hoodie.")}
+    options.update(session_hoodie_confs(spark))
+    return options

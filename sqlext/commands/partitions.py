@@ -1,0 +1,62 @@
+"""Partition specs (``PARTITION (col = value, ...)``) against a Hudi table's partition paths."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pyarrow as pa
+
+from engine.formats.conform import conform_table
+from engine.keygen import KeyGenerator
+from engine.spark.writer import table_arrow_schema
+from engine.table import Table
+from sqlext.errors import SqlAnalysisError
+
+
+def literal_value(value_sql: str) -> str:
+    """The text of a SQL literal (quotes removed)."""
+    text = value_sql.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def _check_columns(table: Table, spec: Mapping[str, str | None], display: str) -> dict[str, str | None]:
+    fields = {f.lower(): f for f in table.partition_fields}
+    if not fields:
+        raise SqlAnalysisError(f"{display} is not partitioned; a PARTITION clause is not allowed")
+    resolved = {}
+    for column, value in spec.items():
+        if column.lower() not in fields:
+            raise SqlAnalysisError(
+                f"{display}: {column} is not a partition column (partition columns: "
+                f"{', '.join(table.partition_fields)})")
+        resolved[fields[column.lower()]] = value
+    return resolved
+
+
+def partition_path_from_values(table: Table, values: Mapping[str, str]) -> str:
+    """The partition path the table's key generator gives to a row with ``values`` in its partition
+    columns (literal texts, cast to the column types)."""
+    schema = table_arrow_schema(table)
+    wanted = pa.schema([f for f in schema if f.name in values])
+    raw = pa.table({name: pa.array([values[name]], pa.string()) for name in wanted.names})
+    row = conform_table(raw, wanted)
+    return str(KeyGenerator.from_config(table.config).partition_paths(row)[0].as_py())
+
+
+def partition_paths_for_spec(table: Table, spec: Mapping[str, str | None], display: str) -> list[str]:
+    """Existing partition paths matching ``spec`` (columns with a ``None`` value match anything).
+
+    Raises:
+        SqlAnalysisError: the table is not partitioned or a column is not a partition column.
+    """
+    resolved = _check_columns(table, spec, display)
+    keygen = KeyGenerator.from_config(table.config)
+    order = [f for f in table.partition_fields]
+    matches = []
+    for path in table.file_system_view().partition_paths():
+        values = dict(zip(order, keygen.partition_values(path), strict=False))
+        if all(v is None or values.get(c) == literal_value(v) for c, v in resolved.items()):
+            matches.append(path)
+    return matches

@@ -1,0 +1,102 @@
+"""UPDATE and DELETE on Hudi tables (Hudi ``UpdateHoodieTableCommand`` / ``DeleteHoodieTableCommand``).
+
+Both read the matching rows of the latest snapshot with their meta columns and write them back as a
+*prepped* upsert: record keys, partition paths and file groups come from the ``_hoodie_*`` columns, so
+no index lookup is needed. UPDATE replaces the assigned columns (others are carried over); DELETE flags
+the rows ``_hoodie_is_deleted``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.utils import AnalysisException
+
+from engine.formats.avro_schema import META_FIELDS
+from engine.spark.writer import add_keys, table_arrow_schema, write_dataframe
+from engine.table import Table
+from engine.write.operation import WriteOperation
+from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
+from sqlext.catalog import CatalogTable, quote
+from sqlext.commands.ddl import _schema_of
+from sqlext.commands.options import write_options
+from sqlext.commands.results import dml_result
+from sqlext.errors import SqlAnalysisError
+from sqlext.parser.statements import DeleteFrom, UpdateTable
+
+if TYPE_CHECKING:
+    from sqlext.session import Session
+
+
+def _matching_rows(session: Session, entry: CatalogTable, table: Table, alias: str | None,
+                   where_sql: str | None, verb: str) -> DataFrame:
+    df = session.spark.read.format("hudi").load(table.base_path).alias(alias or entry.name)
+    if where_sql:
+        try:
+            df = df.filter(F.expr(where_sql))
+            df.schema  # noqa: B018 - analysis errors (unknown column) surface here
+        except AnalysisException as exc:
+            raise SqlAnalysisError(f"{verb} {entry.display}: {str(exc).splitlines()[0]}") from exc
+    return df
+
+
+def _locate(df: DataFrame, table: Table, conf_options: dict[str, str]) -> DataFrame:
+    """Add the prepped-write columns from the meta columns (keys recomputed for tables without meta
+    fields)."""
+    located = df.withColumn(FILE_ID, F.split(F.col(META_FIELDS[4]), "_").getItem(0))
+    if table.populate_meta_fields:
+        return located
+    conf = table.config.overlay(conf_options)
+    stripped = located.drop(RECORD_KEY, PARTITION_PATH)
+    return add_keys(stripped, table, conf, table_arrow_schema(table))
+
+
+def update_table(session: Session, stmt: UpdateTable) -> DataFrame:
+    """UPDATE t SET col = expr, ... [WHERE cond]."""
+    spark = session.spark
+    entry, table = session.catalog.require_hudi(stmt.table)
+    schema = _schema_of(table)
+    types = {f.name.lower(): f for f in schema.fields}
+    assignments: dict[str, str] = {}
+    for column, value in stmt.assignments:
+        name = column.split(".")[-1].strip("`").lower()
+        if name not in types:
+            raise SqlAnalysisError(f"UPDATE {entry.display}: unknown column {column} "
+                                   f"(columns: {', '.join(f.name for f in schema.fields)})")
+        if name in (k.lower() for k in table.record_key_fields):
+            raise SqlAnalysisError(f"UPDATE {entry.display}: the record key column {column} cannot be updated")
+        assignments[name] = value
+    rows = _matching_rows(session, entry, table, stmt.alias, stmt.where_sql, "UPDATE")
+    projected: list[Column] = []
+    for field in schema.fields:
+        value = assignments.get(field.name.lower())
+        expr = F.expr(value).cast(field.dataType) if value is not None else F.col(quote(field.name))
+        projected.append(expr.alias(field.name))
+    options = write_options(spark, entry)
+    located = _locate(rows, table, options)
+    try:
+        updated = located.select(*projected, F.col(RECORD_KEY), F.col(PARTITION_PATH), F.col(FILE_ID))
+        updated.schema  # noqa: B018
+    except AnalysisException as exc:
+        raise SqlAnalysisError(f"UPDATE {entry.display}: {str(exc).splitlines()[0]}") from exc
+    metrics = write_dataframe(spark, table, updated, WriteOperation.UPSERT, options, prepped=True)
+    session.catalog.refresh(entry)
+    return dml_result(spark, metrics)
+
+
+def delete_from(session: Session, stmt: DeleteFrom) -> DataFrame:
+    """DELETE FROM t [WHERE cond] (no WHERE deletes every record)."""
+    spark = session.spark
+    entry, table = session.catalog.require_hudi(stmt.table)
+    rows = _matching_rows(session, entry, table, stmt.alias, stmt.where_sql, "DELETE FROM")
+    options = write_options(spark, entry)
+    located = _locate(rows, table, options)
+    doomed = located.select(
+        *[F.col(quote(f.name)) for f in _schema_of(table).fields],
+        F.col(RECORD_KEY), F.col(PARTITION_PATH), F.col(FILE_ID), F.lit(True).alias(IS_DELETED),
+    )
+    metrics = write_dataframe(spark, table, doomed, WriteOperation.DELETE, options, prepped=True)
+    session.catalog.refresh(entry)
+    return dml_result(spark, metrics)

@@ -1,0 +1,170 @@
+/*
+ * sqlext: a Hudi table from the session catalog, served by the `hudi` data source.
+ */
+package io.sqlext.catalog;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import org.apache.spark.sql.connector.catalog.Column;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * A catalog table whose provider is {@code hudi}: the metadata (name, schema, partitioning,
+ * properties) come from the metastore entry, reads and writes go to the {@code hudi} data source
+ * (a Python {@code pyspark.sql.datasource.DataSource}) with the table's catalog options laid under the
+ * per-query options. Mirrors what Hudi's {@code HoodieInternalV2Table} does for Hudi's own catalog.
+ *
+ * <p>Each {@link #newScanBuilder} / {@link #newWriteBuilder} call asks a freshly looked-up provider
+ * for a fresh table, because Spark's {@code PythonDataSourceV2} caches the Python reader it planned
+ * with (its schema and options), and one catalog table may be scanned twice with different columns or
+ * options in the same query (a self join, say).
+ */
+public final class HudiTable implements SupportsRead, SupportsWrite {
+
+  private final String name;
+  private final StructType schema;
+  private final Column[] columns;
+  private final Transform[] partitioning;
+  private final Map<String, String> properties;
+  private final Map<String, String> catalogOptions;
+  private final Set<TableCapability> capabilities;
+
+  /**
+   * @param name           the table's name as Spark prints it (that of the catalog's V1 table)
+   * @param schema         the schema declared in the catalog: what readers are asked to produce
+   * @param columns        the same as V2 columns (those of the catalog's V1 table, with defaults)
+   * @param partitioning   the catalog's partitioning (identity transforms of the partition columns)
+   * @param properties     the catalog table's V2 properties (provider, location, TBLPROPERTIES, ...),
+   *                       shown by {@code DESCRIBE EXTENDED} and {@code SHOW TBLPROPERTIES}
+   * @param catalogOptions options every scan and write receives under its own options
+   *                       ({@link HudiTableOptions#fromCatalog}, possibly with {@code as.of.instant})
+   * @param capabilities   the data source table's capabilities
+   */
+  HudiTable(String name, StructType schema, Column[] columns, Transform[] partitioning,
+      Map<String, String> properties, Map<String, String> catalogOptions,
+      Set<TableCapability> capabilities) {
+    this.name = name;
+    this.schema = schema;
+    this.columns = columns.clone();
+    this.partitioning = partitioning.clone();
+    this.properties = properties;
+    this.catalogOptions = catalogOptions;
+    this.capabilities = capabilities;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  /** The catalog schema (Spark deprecates {@code Table.schema()} for {@link #columns()}). */
+  @Deprecated
+  @Override
+  public StructType schema() {
+    return schema;
+  }
+
+  @Override
+  public Column[] columns() {
+    return columns.clone();
+  }
+
+  @Override
+  public Transform[] partitioning() {
+    return partitioning.clone();
+  }
+
+  @Override
+  public Map<String, String> properties() {
+    return properties;
+  }
+
+  @Override
+  public Set<TableCapability> capabilities() {
+    return capabilities;
+  }
+
+  /** The options this table gives every scan and write before the per-query ones (unmodifiable). */
+  public Map<String, String> catalogOptions() {
+    return catalogOptions;
+  }
+
+  @Override
+  public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    Table table = freshSourceTable();
+    if (!(table instanceof SupportsRead)) {
+      throw new UnsupportedOperationException(
+          "Table " + name + ": the '" + HudiSessionCatalog.PROVIDER + "' data source cannot read");
+    }
+    return ((SupportsRead) table).newScanBuilder(
+        HudiTableOptions.overlay(catalogOptions, options.asCaseSensitiveMap()));
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    Table table = freshSourceTable();
+    if (!(table instanceof SupportsWrite)) {
+      throw new UnsupportedOperationException(
+          "Table " + name + ": the '" + HudiSessionCatalog.PROVIDER + "' data source cannot write");
+    }
+    CaseInsensitiveStringMap merged =
+        HudiTableOptions.overlay(catalogOptions, info.options().asCaseSensitiveMap());
+    return ((SupportsWrite) table).newWriteBuilder(new MergedWriteInfo(info, merged));
+  }
+
+  private Table freshSourceTable() {
+    TableProvider provider = HudiSessionCatalog.lookupProvider().orElseThrow(
+        () -> new IllegalStateException("Table " + name + " has provider '" + HudiSessionCatalog.PROVIDER
+            + "' but no data source of that name is registered in this Spark session "
+            + "(register sqlext's Python data source first)"));
+    return provider.getTable(schema, partitioning.clone(), catalogOptions);
+  }
+
+  /** A {@link LogicalWriteInfo} identical to another except for its options. */
+  private static final class MergedWriteInfo implements LogicalWriteInfo {
+    private final LogicalWriteInfo base;
+    private final CaseInsensitiveStringMap options;
+
+    MergedWriteInfo(LogicalWriteInfo base, CaseInsensitiveStringMap options) {
+      this.base = base;
+      this.options = options;
+    }
+
+    @Override
+    public CaseInsensitiveStringMap options() {
+      return options;
+    }
+
+    @Override
+    public String queryId() {
+      return base.queryId();
+    }
+
+    @Override
+    public StructType schema() {
+      return base.schema();
+    }
+
+    @Override
+    public Optional<StructType> rowIdSchema() {
+      return base.rowIdSchema();
+    }
+
+    @Override
+    public Optional<StructType> metadataSchema() {
+      return base.metadataSchema();
+    }
+  }
+}

@@ -1,0 +1,135 @@
+"""``sqlext.connect(...) -> Session``: a SparkSession set up for Hudi tables, and ``Session.sql``.
+
+The embedded default is local Spark with a warehouse folder holding an embedded Derby metastore
+(``<warehouse>/metastore_db``), so tables survive restarts, as with ``spark-sql``. The session installs
+the custom session catalog (:mod:`sqlext.jvm`) and registers the ``hudi`` Python data source, so plain
+``spark.sql`` and ``spark.read.format("hudi")`` read Hudi tables.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+
+from engine.spark.datasource import HudiDataSource
+from sqlext import jvm
+from sqlext.catalog import Catalog
+from sqlext.commands import dispatch
+from sqlext.parser import parse_statement
+from sqlext.variables import substitute_variables
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_WAREHOUSE_ENV = "SQLEXT_WAREHOUSE"
+
+
+def default_warehouse() -> Path:
+    """``$SQLEXT_WAREHOUSE`` or ``./warehouse``."""
+    return Path(os.environ.get(DEFAULT_WAREHOUSE_ENV, "warehouse")).resolve()
+
+
+def session_conf(warehouse: Path, master: str | None = None) -> dict[str, str]:
+    """Spark confs of the embedded default: local master, Hive catalog on Derby inside ``warehouse``,
+    the sqlext session catalog and Python data source filter pushdown."""
+    cores = os.cpu_count() or 2
+    conf = {
+        "spark.master": master or "local[*]",
+        "spark.app.name": "sqlext",
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": str(warehouse),
+        "spark.hadoop.javax.jdo.option.ConnectionURL":
+            f"jdbc:derby:;databaseName={warehouse / 'metastore_db'};create=true",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse}",
+        "spark.sql.python.filterPushdown.enabled": "true",
+        "spark.sql.shuffle.partitions": str(max(4, cores * 2)),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "true",
+        "spark.sql.sources.partitionOverwriteMode": "static",
+    }
+    conf.update(jvm.spark_conf())
+    return conf
+
+
+class Session:
+    """A SQL session over Hudi tables.
+
+    Args:
+        spark: the SparkSession (with the sqlext catalog installed).
+        warehouse: warehouse folder (managed tables live under it).
+    """
+
+    def __init__(self, spark: SparkSession, warehouse: Path) -> None:
+        self.spark = spark
+        self.warehouse = warehouse
+        self.catalog = Catalog(spark, warehouse)
+
+    def sql(self, text: str) -> DataFrame:
+        """Run ONE statement and return its result.
+
+        Hudi statements (CREATE TABLE ... USING hudi, INSERT, MERGE INTO, UPDATE, DELETE, ALTER, DROP,
+        TRUNCATE, SHOW PARTITIONS, CALL, compaction commands, time travel) are executed by sqlext; every
+        other statement goes to ``spark.sql`` unchanged.
+
+        Raises:
+            SqlError: the statement is malformed or names an unknown table/column (the message says which).
+            EngineError: the table operation failed (the table stays readable at its last commit).
+        """
+        if self.spark.conf.get("spark.sql.variable.substitute", "true") == "true":
+            text = substitute_variables(text, self._conf_value)
+        statement = parse_statement(text)
+        return dispatch(self, statement)
+
+    def _conf_value(self, key: str) -> str | None:
+        value = self.spark.conf.get(key, None)
+        return None if value is None else str(value)
+
+    def stop(self) -> None:
+        """Stop the SparkSession."""
+        self.spark.stop()
+
+
+def connect(
+    warehouse: str | os.PathLike[str] | None = None,
+    conf: Mapping[str, str] | None = None,
+    spark: SparkSession | None = None,
+    master: str | None = None,
+) -> Session:
+    """Start (or attach to) a SparkSession set up for Hudi tables.
+
+    Args:
+        warehouse: warehouse folder (default ``$SQLEXT_WAREHOUSE`` or ``./warehouse``); ignored when
+            ``spark`` is given.
+        conf: extra Spark confs (override the defaults; ``hoodie.*`` keys become session write options).
+        spark: an existing session; it must have been built with :func:`session_conf`'s catalog confs
+            (``spark.sql.catalog.spark_catalog`` and ``spark.jars``) for plain SQL reads of Hudi tables.
+        master: Spark master (default ``local[*]``).
+
+    Returns:
+        The session; the ``hudi`` data source is registered on it.
+
+    Raises:
+        SqlError: the JVM catalog could not be built.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if spark is None:
+        wh = Path(warehouse).resolve() if warehouse is not None else default_warehouse()
+        wh.mkdir(parents=True, exist_ok=True)
+        settings = session_conf(wh, master)
+        settings.update({str(k): str(v) for k, v in (conf or {}).items()})
+        builder = SparkSession.builder
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        spark = builder.enableHiveSupport().getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+    else:
+        wh = Path(spark.conf.get("spark.sql.warehouse.dir", str(default_warehouse())).removeprefix("file:"))
+        for key, value in (conf or {}).items():
+            spark.conf.set(str(key), str(value))
+    spark.dataSource.register(HudiDataSource)
+    return Session(spark, wh)

@@ -1,0 +1,660 @@
+"""The ``sqlext`` command: a ``spark-sql`` compatible console over a ``sqlext`` session.
+
+Mirrors Spark's ``SparkSQLCLIDriver`` (flags, prompt, output) and ``HiveResult.toHiveString``
+(how values print)::
+
+    sqlext -e "SELECT * FROM t"           # run statements, exit 1 at the first error
+    sqlext -f script.sql                  # same for a file
+    sqlext -i init.sql                    # run silently first, then prompt (or -e/-f)
+    sqlext --conf k=v --hiveconf k=v --master local[2] --database db --warehouse /tmp/wh -S -v
+
+Results go to stdout, tab separated, ``NULL`` for nulls, a header line only when
+``spark.sql.cli.print.header`` (or ``hive.cli.print.header``) is true; ``Time taken: X seconds,
+Fetched N row(s)`` goes to stderr unless ``-S``. An error prints ``Error in query: <message>`` on one
+line (plus the offending line and a caret for parse errors; full stack traces with ``-v``).
+
+This module is the only part of ``sqlext`` that writes to stdout/stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import logging
+import math
+import os
+import re
+import struct
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
+from typing import Any, Protocol, TextIO
+
+from sqlext.errors import SqlError, SqlParseError
+from sqlext.parser.split import StatementText, is_complete, split_statements
+
+logger = logging.getLogger(__name__)
+
+HISTORY_FILE = "~/.sqlext_history"
+PROMPT_NAME = "spark-sql"
+EXIT_PATH_NOT_FOUND = 3
+EXIT_INTERRUPTED = 130
+_HEADER_KEYS = ("spark.sql.cli.print.header", "hive.cli.print.header")
+_SET_RE = re.compile(r"^\s*SET\s+([\w.\-]+)\s*=\s*(.*?)\s*$", re.IGNORECASE | re.DOTALL)
+_USE_RE = re.compile(r"^\s*USE\s+(?:(?:DATABASE|SCHEMA|NAMESPACE)\s+)?([`\w.]+)\s*$", re.IGNORECASE)
+
+
+class DataFrameLike(Protocol):
+    """What the shell needs of a query result (a ``pyspark.sql.DataFrame`` fits)."""
+
+    @property
+    def columns(self) -> list[str]: ...
+
+    def collect(self) -> list[Any]: ...
+
+
+class SessionLike(Protocol):
+    """What the shell needs of a session (``sqlext.session.Session`` fits): run one statement."""
+
+    def sql(self, text: str) -> DataFrameLike: ...
+
+
+SessionFactory = Callable[..., SessionLike]
+"""Called as ``factory(warehouse=..., conf=..., master=...)``, like ``sqlext.session.connect``."""
+
+
+# ---------------------------------------------------------------------------- value formatting
+
+
+def java_double_str(value: float, *, single: bool = False) -> str:
+    """``value`` as Java's ``Double.toString`` (``Float.toString`` when ``single``) prints it:
+    shortest round-trip digits, plain notation for 1e-3 <= |v| < 1e7 (``1.0``, ``0.001``,
+    ``1234567.0``), else ``1.0E7`` / ``1.0E-4`` style; ``NaN``, ``Infinity``, ``-Infinity``."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    text = repr(value)
+    if single:
+        f32 = struct.unpack("<f", struct.pack("<f", value))[0]
+        for precision in range(1, 10):
+            candidate = f"{f32:.{precision - 1}e}"
+            try:
+                round_trip = struct.unpack("<f", struct.pack("<f", float(candidate)))[0]
+            except OverflowError:
+                continue
+            if round_trip == f32:
+                text = candidate
+                break
+    sign, digit_tuple, exponent = Decimal(text).as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+    assert isinstance(exponent, int)
+    point = len(digit_tuple) + exponent - 1  # value = d.ddd x 10^point
+    prefix = "-" if sign else ""
+    magnitude = abs(value)
+    if 1e-3 <= magnitude < 1e7:
+        if point >= 0:
+            whole = digits[: point + 1].ljust(point + 1, "0")
+            frac = digits[point + 1 :] or "0"
+            return f"{prefix}{whole}.{frac}"
+        return f"{prefix}0.{'0' * (-point - 1)}{digits}"
+    return f"{prefix}{digits[0]}.{digits[1:] or '0'}E{point}"
+
+
+def _type_name(data_type: Any) -> str:
+    return type(data_type).__name__ if data_type is not None else ""
+
+
+def _struct_fields(data_type: Any) -> list[Any] | None:
+    fields = getattr(data_type, "fields", None)
+    return list(fields) if fields is not None and _type_name(data_type) == "StructType" else None
+
+
+def _format_timestamp(value: dt.datetime) -> str:
+    text = (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
+        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+    )
+    if value.microsecond:
+        text += "." + f"{value.microsecond:06d}".rstrip("0")
+    return text
+
+
+def _format_day_time(value: dt.timedelta) -> str:
+    micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
+    sign = "-" if micros < 0 else ""
+    micros = abs(micros)
+    days, rest = divmod(micros, 86_400_000_000)
+    hours, rest = divmod(rest, 3_600_000_000)
+    minutes, rest = divmod(rest, 60_000_000)
+    seconds, micro = divmod(rest, 1_000_000)
+    return f"{sign}{days} {hours:02d}:{minutes:02d}:{seconds:02d}.{micro * 1000:09d}"
+
+
+def to_hive_string(value: Any, data_type: Any = None, nested: bool = False) -> str:
+    """One value as spark-sql prints it (Spark's ``HiveResult.toHiveString``).
+
+    Args:
+        value: a value from ``DataFrame.collect()`` (None, bool, int, float, Decimal, str, bytes,
+            date, datetime, timedelta, list, dict, Row).
+        data_type: its ``pyspark.sql.types.DataType`` when known (needed for FLOAT precision,
+            year-month intervals, struct field names of plain tuples); inferred from the value
+            otherwise.
+        nested: inside an array, map or struct (nulls print ``null``, strings are double-quoted).
+
+    Returns:
+        ``NULL``/``null``; ``true``/``false``; numbers as Java prints them; decimals plain;
+        dates ``yyyy-MM-dd``; timestamps ``yyyy-MM-dd HH:mm:ss[.f]`` (trailing zeros dropped);
+        binary decoded as UTF-8; arrays ``[1,2]``; maps ``{"k":1}`` (entries sorted); structs
+        ``{"a":1,"b":"x"}``.
+    """
+    tname = _type_name(data_type)
+    if value is None:
+        return "null" if nested else "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        if tname == "YearMonthIntervalType":
+            sign = "-" if value < 0 else ""
+            return f"{sign}{abs(value) // 12}-{abs(value) % 12}"
+        return str(value)
+    if isinstance(value, float):
+        return java_double_str(value, single=tname == "FloatType")
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, str):
+        return f'"{value}"' if nested else value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", errors="replace")
+    if isinstance(value, dt.datetime):
+        return _format_timestamp(value)
+    if isinstance(value, dt.date):
+        return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+    if isinstance(value, dt.timedelta):
+        return _format_day_time(value)
+    if isinstance(value, dict):
+        key_type = getattr(data_type, "keyType", None)
+        value_type = getattr(data_type, "valueType", None)
+        entries = sorted(
+            to_hive_string(k, key_type, True) + ":" + to_hive_string(v, value_type, True)
+            for k, v in value.items()
+        )
+        return "{" + ",".join(entries) + "}"
+    fields = _struct_fields(data_type)
+    names = getattr(value, "__fields__", None)
+    if isinstance(value, tuple) and (fields is not None or names is not None):
+        if fields is not None:
+            pairs: Iterable[tuple[str, Any, Any]] = (
+                (f.name, v, f.dataType) for f, v in zip(fields, value, strict=False)
+            )
+        else:
+            pairs = ((n, v, None) for n, v in zip(names or (), value, strict=False))
+        return "{" + ",".join(f'"{n}":{to_hive_string(v, t, True)}' for n, v, t in pairs) + "}"
+    if isinstance(value, (list, tuple)):
+        element_type = getattr(data_type, "elementType", None)
+        return "[" + ",".join(to_hive_string(v, element_type, True) for v in value) + "]"
+    return str(value)
+
+
+def format_result(df: DataFrameLike, rows: Sequence[Any]) -> list[str]:
+    """The output lines of a result, as Spark's ``HiveResult.hiveResultString``: one tab-separated
+    line per row; ``SHOW TABLES`` / ``SHOW VIEWS`` print only the name column; ``DESCRIBE`` pads
+    name, type and comment to 20 characters."""
+    columns = list(df.columns)
+    lowered = [c.lower() for c in columns]
+    if lowered in (["namespace", "tablename", "istemporary"], ["namespace", "viewname", "istemporary"]):
+        return [to_hive_string(row[1]) for row in rows]
+    if lowered == ["col_name", "data_type", "comment"]:
+        return [
+            "\t".join(f"{'' if v is None else str(v):<20}" for v in (row[0], row[1], row[2])) for row in rows
+        ]
+    schema = getattr(df, "schema", None)
+    fields = _struct_fields(schema) or []
+    types = [f.dataType for f in fields] if len(fields) == len(columns) else [None] * len(columns)
+    return ["\t".join(to_hive_string(v, t) for v, t in zip(row, types, strict=False)) for row in rows]
+
+
+def _collectable(df: DataFrameLike) -> DataFrameLike:
+    """``df`` with top-level year-month interval columns turned into their Hive text (``1-2``) on
+    the Spark side: PySpark cannot collect ``YearMonthIntervalType`` values."""
+    fields = _struct_fields(getattr(df, "schema", None)) or []
+    names = [f.name for f in fields]
+    select_expr = getattr(df, "selectExpr", None)
+    if (
+        select_expr is None
+        or len(set(names)) != len(names)
+        or not any(_type_name(f.dataType) == "YearMonthIntervalType" for f in fields)
+    ):
+        return df
+    exprs = []
+    for field in fields:
+        quoted = "`" + field.name.replace("`", "``") + "`"
+        if _type_name(field.dataType) == "YearMonthIntervalType":
+            exprs.append(f"regexp_extract(CAST({quoted} AS STRING), '\\'(.*)\\'', 1) AS {quoted}")
+        else:
+            exprs.append(quoted)
+    result: DataFrameLike = select_expr(*exprs)
+    return result
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+def _error_lines(exc: BaseException) -> list[str]:
+    """What to print for a failed statement: ``Error in query: <one line>`` (+ snippet and caret
+    for our parse errors)."""
+    if isinstance(exc, SqlParseError):
+        return [f"Error in query: {exc.headline}", *str(exc).splitlines()[1:]]
+    text = str(exc)
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    if not _is_user_error(exc):
+        line = f"{type(exc).__name__}: {line}" if line else type(exc).__name__
+    return [f"Error in query: {line}"]
+
+
+def _is_user_error(exc: BaseException) -> bool:
+    if isinstance(exc, SqlError):
+        return True
+    for module, name in (("pyspark.errors", "PySparkException"), ("engine.errors", "EngineError")):
+        try:
+            cls = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+        if isinstance(exc, cls):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------- the shell
+
+
+class Shell:
+    """Runs statements against a session and prints like spark-sql.
+
+    Args:
+        session: the session statements run on.
+        out, err: output streams (results; timing, errors and messages).
+        silent: ``-S``: no ``Time taken`` lines or messages.
+        verbose: ``-v``: full stack traces (JVM and Python) on errors.
+        print_header: initial value of ``spark.sql.cli.print.header``.
+        database: the current database shown in the prompt.
+    """
+
+    def __init__(
+        self,
+        session: SessionLike,
+        out: TextIO,
+        err: TextIO,
+        *,
+        silent: bool = False,
+        verbose: bool = False,
+        print_header: bool = False,
+        database: str = "default",
+    ) -> None:
+        self.session = session
+        self.out = out
+        self.err = err
+        self.silent = silent
+        self.verbose = verbose
+        self.print_header = print_header
+        self.database = database
+        self.quit_requested = False
+        self._history_loaded = False
+
+    # ------------------------------------------------------------ statements
+
+    def run_statement(self, stmt: StatementText) -> int:
+        """Run one statement and print its result; 0 on success, 1 on error (already printed),
+        130 when interrupted."""
+        text = stmt.text
+        start = time.monotonic()
+        try:
+            df = _collectable(self.session.sql(text))
+            rows = list(df.collect())
+            lines = format_result(df, rows)
+            self._track_state(text)
+        except KeyboardInterrupt:
+            self._cancel()
+            self.err.write("Interrupted: the statement was cancelled.\n")
+            self.err.flush()
+            return EXIT_INTERRUPTED
+        except Exception as exc:  # noqa: BLE001 - every failure of a statement is reported, not raised
+            if isinstance(exc, SqlParseError):
+                exc = exc.shifted(stmt.line, stmt.column)
+            self._report(exc)
+            return 1
+        elapsed = time.monotonic() - start
+        if self.print_header and df.columns:
+            self.out.write("\t".join(df.columns) + "\n")
+        for line in lines:
+            self.out.write(line + "\n")
+        self.out.flush()
+        if not self.silent:
+            message = f"Time taken: {java_double_str(round(elapsed, 3))} seconds"
+            if lines:
+                message += f", Fetched {len(lines)} row(s)"
+            self.err.write(message + "\n")
+            self.err.flush()
+        return 0
+
+    def run_script(self, text: str, *, first_line: int = 1) -> int:
+        """Run every statement of ``text``, stopping at the first failure.
+
+        ``quit``/``exit`` stop the shell; ``source <file>`` runs a file. ``first_line`` is the
+        line of ``text``'s start in its source (for error positions). Returns 0 or the failing
+        statement's code.
+        """
+        try:
+            statements = split_statements(text)
+        except SqlParseError as exc:
+            self._report(exc.shifted(first_line, 1))
+            return 1
+        for stmt in statements:
+            stmt = StatementText(stmt.text, stmt.line + first_line - 1, stmt.column)
+            command = stmt.text.strip()
+            lowered = command.lower()
+            if lowered in ("quit", "exit"):
+                self.quit_requested = True
+                return 0
+            if lowered.startswith("source ") or lowered.startswith("source\t"):
+                rc = self.run_file(command[len("source") :].strip())
+            else:
+                rc = self.run_statement(stmt)
+            if rc != 0 or self.quit_requested:
+                return rc
+        return 0
+
+    def run_file(self, path: str) -> int:
+        """Run a script file (``-f``, ``-i``, ``source``); 3 when it cannot be read."""
+        try:
+            with open(os.path.expanduser(path), encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            self.err.write(f"Could not open input file for reading. ({exc})\n")
+            self.err.flush()
+            return EXIT_PATH_NOT_FOUND
+        return self.run_script(text)
+
+    # ------------------------------------------------------------ interactive
+
+    def prompt(self, continuation: bool) -> str:
+        """``spark-sql (db)> ``, or blanks of the same width then ``> `` for a continuation line."""
+        head = f"{PROMPT_NAME} ({self.database})"
+        return (" " * len(head) if continuation else head) + "> "
+
+    def interactive(self, read_line: Callable[[str], str] | None = None) -> int:
+        """The prompt loop: accumulate lines until a statement ends with ``;``, run it, repeat.
+
+        Ctrl-C discards the lines typed so far (or cancels the running statement); Ctrl-D, ``quit;``
+        or ``exit;`` leave. Returns the code of the last statement (0 after ``quit``).
+        """
+        reader = read_line if read_line is not None else self._make_reader()
+        buffer: list[str] = []
+        ret = 0
+        try:
+            while not self.quit_requested:
+                try:
+                    line = reader(self.prompt(bool(buffer)))
+                except EOFError:
+                    if buffer:
+                        self.out.write("\n")
+                    break
+                except KeyboardInterrupt:
+                    self.out.write("\n")
+                    self.out.flush()
+                    buffer = []
+                    continue
+                if not buffer and (not line.strip() or line.lstrip().startswith("--")):
+                    continue
+                buffer.append(line)
+                text = "\n".join(buffer)
+                if is_complete(text):
+                    buffer = []
+                    ret = self.run_script(text)
+            return 0 if self.quit_requested else ret
+        finally:
+            self._save_history()
+
+    def _make_reader(self) -> Callable[[str], str]:
+        stdin = sys.stdin
+        if stdin.isatty():
+            self._load_history()
+
+            def read_tty(prompt: str) -> str:
+                return input(prompt)
+
+            return read_tty
+
+        def read_pipe(prompt: str) -> str:
+            del prompt  # no prompt when reading a pipe
+            line = stdin.readline()
+            if not line:
+                raise EOFError
+            return line.rstrip("\n")
+
+        return read_pipe
+
+    def _load_history(self) -> None:
+        try:
+            import readline
+        except ImportError:  # pragma: no cover - platform without readline
+            return
+        self._history_loaded = True
+        try:
+            readline.read_history_file(os.path.expanduser(HISTORY_FILE))
+        except OSError:
+            pass
+        readline.set_history_length(10_000)
+
+    def _save_history(self) -> None:
+        if not self._history_loaded:
+            return
+        try:
+            import readline
+
+            readline.write_history_file(os.path.expanduser(HISTORY_FILE))
+        except (ImportError, OSError) as exc:
+            logger.warning("could not write the history file %s: %s", HISTORY_FILE, exc)
+
+    # ------------------------------------------------------------ helpers
+
+    def _report(self, exc: BaseException) -> None:
+        for line in _error_lines(exc):
+            self.err.write(line + "\n")
+        if self.verbose:
+            detail = str(exc)
+            if detail and not isinstance(exc, SqlParseError):
+                self.err.write(detail + "\n")
+            jvm_trace = getattr(exc, "_stackTrace", None)
+            if jvm_trace:
+                self.err.write("JVM stacktrace:\n" + str(jvm_trace) + "\n")
+            self.err.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        self.err.flush()
+
+    def _track_state(self, text: str) -> None:
+        """Follow ``SET <header key>=..`` and ``USE db`` so header printing and the prompt match."""
+        set_match = _SET_RE.match(text)
+        if set_match and set_match.group(1).lower() in _HEADER_KEYS:
+            self.print_header = set_match.group(2).strip().strip("'\"").lower() == "true"
+        use_match = _USE_RE.match(text)
+        if use_match:
+            self.database = use_match.group(1).split(".")[-1].strip("`")
+
+    def _cancel(self) -> None:
+        spark = getattr(self.session, "spark", None)
+        context = getattr(spark, "sparkContext", None)
+        if context is not None:
+            try:
+                context.cancelAllJobs()
+            except Exception as exc:  # noqa: BLE001 - best effort while interrupting
+                logger.warning("could not cancel running jobs: %s", exc)
+
+
+# ---------------------------------------------------------------------------- command line
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    """The command-line flags (spark-sql's plus ``--warehouse``)."""
+    parser = argparse.ArgumentParser(
+        prog="sqlext",
+        description="Spark SQL console with Apache Hudi tables (spark-sql compatible).",
+    )
+    parser.add_argument("-e", dest="execute", metavar="<quoted-query-string>", help="SQL from command line")
+    parser.add_argument("-f", dest="file", metavar="<filename>", help="SQL from a file")
+    parser.add_argument(
+        "-i",
+        dest="init_files",
+        metavar="<filename>",
+        action="append",
+        default=[],
+        help="initialization SQL file (repeatable)",
+    )
+    parser.add_argument(
+        "--conf",
+        dest="conf",
+        metavar="<key=value>",
+        type=_key_value,
+        action="append",
+        default=[],
+        help="Spark configuration (repeatable)",
+    )
+    parser.add_argument(
+        "--hiveconf",
+        dest="hiveconf",
+        metavar="<property=value>",
+        type=_key_value,
+        action="append",
+        default=[],
+        help="value for a given property (repeatable)",
+    )
+    parser.add_argument(
+        "-d",
+        "--define",
+        "--hivevar",
+        dest="hivevar",
+        metavar="<key=value>",
+        type=_key_value,
+        action="append",
+        default=[],
+        help="variable set as a session configuration",
+    )
+    parser.add_argument("--master", help="Spark master URL, e.g. local[2]")
+    parser.add_argument("--database", help="database to use")
+    parser.add_argument("--warehouse", metavar="<dir>", help="warehouse directory (sqlext)")
+    parser.add_argument("-S", "--silent", action="store_true", help="silent mode in interactive shell")
+    parser.add_argument("-v", "--verbose", action="store_true", help="full stack traces on errors")
+    return parser
+
+
+def _configure_logging(verbose: bool, err: TextIO) -> None:
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(err)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+    logging.getLogger("sqlglot").setLevel(logging.DEBUG if verbose else logging.ERROR)
+    if not verbose:
+        # PySpark logs every SQL error as a JSON record on stderr; the shell prints its own line.
+        try:
+            from pyspark.logger import PySparkLogger
+
+            for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+                PySparkLogger.getLogger(name).disabled = True
+        except ImportError:  # pragma: no cover - pyspark always installed with sqlext
+            pass
+
+
+def _default_factory(**kwargs: Any) -> SessionLike:
+    connect: SessionFactory = importlib.import_module("sqlext.session").connect
+    return connect(**kwargs)
+
+
+def main(argv: Sequence[str] | None = None, session_factory: SessionFactory | None = None) -> int:
+    """Entry point of the ``sqlext`` command; returns the exit code.
+
+    Args:
+        argv: the arguments (default ``sys.argv[1:]``).
+        session_factory: creates the session, called as ``factory(warehouse=, conf=, master=)``;
+            default ``sqlext.session.connect``. Tests pass a fake.
+
+    Exit codes: 0 success; 1 a statement failed (``-e``/``-f``/``-i``) or bad options / session
+    start failure; 2 bad command line; 3 the ``-f``/``-i`` file cannot be read; 130 interrupted.
+    """
+    out, err = sys.stdout, sys.stderr
+    parser = build_arg_parser()
+    try:
+        args = parser.parse_args(list(argv) if argv is not None else None)
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else 2
+    if args.execute is not None and args.file is not None:
+        err.write("The '-e' and '-f' options cannot be specified simultaneously\n")
+        return 1
+    _configure_logging(args.verbose, err)
+
+    conf: dict[str, str] = dict(args.conf)
+    conf.update(dict(args.hivevar))
+    for key, value in args.hiveconf:
+        if key == "hive.metastore.warehouse.dir" and args.warehouse is None:
+            args.warehouse = value
+        else:
+            conf[key] = value
+    print_header = any(conf.get(k, "").lower() == "true" for k in _HEADER_KEYS)
+
+    factory = session_factory if session_factory is not None else _default_factory
+    try:
+        session = factory(warehouse=args.warehouse, conf=conf or None, master=args.master)
+    except Exception as exc:  # noqa: BLE001 - report a failed start and exit
+        err.write(f"Error: could not start the session: {exc}\n")
+        if args.verbose:
+            err.write(traceback.format_exc())
+        return 1
+
+    shell = Shell(session, out, err, silent=args.silent, verbose=args.verbose, print_header=print_header)
+    try:
+        if args.database:
+            rc = shell.run_script(f"USE {args.database}")
+            if rc != 0:
+                return rc
+        _print_master(shell)
+        for init_file in args.init_files:
+            silent, shell.silent = shell.silent, True
+            rc = shell.run_file(init_file)
+            shell.silent = silent
+            if rc != 0 or shell.quit_requested:
+                return rc
+        if args.execute is not None:
+            return shell.run_script(args.execute)
+        if args.file is not None:
+            return shell.run_file(args.file)
+        return shell.interactive()
+    except KeyboardInterrupt:
+        err.write("\n")
+        return EXIT_INTERRUPTED
+
+
+def _print_master(shell: Shell) -> None:
+    """``Spark master: ..., Application Id: ...`` (stderr) when the session exposes its Spark."""
+    context = getattr(getattr(shell.session, "spark", None), "sparkContext", None)
+    if context is None or shell.silent:
+        return
+    try:
+        shell.err.write(f"Spark master: {context.master}, Application Id: {context.applicationId}\n")
+    except Exception as exc:  # noqa: BLE001 - informational only
+        logger.debug("no Spark context details: %s", exc)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
