@@ -90,20 +90,27 @@ class Catalog:
         return str(self.warehouse / f"{database}.db" / name)
 
     def lookup(self, ident: TableIdent) -> CatalogTable | None:
-        """The catalog entry of ``ident``, or ``None`` when there is none."""
+        """The catalog entry of ``ident``, or ``None`` when there is none.
+
+        Read through the JVM session catalog (``SessionCatalog.getTableMetadata``): ``SHOW TBLPROPERTIES``
+        redacts values whose key matches ``spark.sql.redaction.options.regex`` (e.g. ``...urlencode``).
+        """
         database, name = self.qualify(ident)
-        qualified = f"{quote(database)}.{quote(name)}"
-        if not self.spark.catalog.tableExists(f"{database}.{name}"):
+        jvm = self.spark._jvm
+        assert jvm is not None
+        table_ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier(name, jvm.scala.Option.apply(database))
+        catalog = self.spark._jsparkSession.sessionState().catalog()
+        if not catalog.tableExists(table_ident):
             return None
-        try:
-            rows = self.spark.sql(f"DESCRIBE TABLE EXTENDED {qualified}").collect()
-            props = {r[0]: r[1] for r in self.spark.sql(f"SHOW TBLPROPERTIES {qualified}").collect()}
-        except AnalysisException:
-            return None
-        info = {str(r[0]).strip(): str(r[1]).strip() if r[1] is not None else "" for r in rows}
-        location = info.get("Location", "").removeprefix("file:")
-        provider = info.get("Provider", props.get("provider", ""))
-        return CatalogTable(database, name, provider, location, props)
+        meta = catalog.getTableMetadata(table_ident)
+        converters = jvm.scala.jdk.javaapi.CollectionConverters
+        properties = {str(k): str(v) for k, v in converters.asJava(meta.properties()).items()}
+        storage = {str(k): str(v) for k, v in converters.asJava(meta.storage().properties()).items()}
+        provider = meta.provider().getOrElse(None) if meta.provider().isDefined() else None
+        location_uri = meta.storage().locationUri()
+        location = str(location_uri.get().toString()) if location_uri.isDefined() else storage.get("path", "")
+        return CatalogTable(database, name, str(provider or ""), location.removeprefix("file:"),
+                            {**storage, **properties})
 
     def lookup_name(self, name: str) -> CatalogTable | None:
         """:meth:`lookup` by a ``[db.]table`` string."""

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pytest
 
-HUDI_FIXTURES = Path("/work/shared/fixtures/hudi-written")
+if TYPE_CHECKING:
+    from sqlext.session import Session
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+"""The project's shared folder, beside the repository (as in CI)."""
+
+HUDI_FIXTURES = SHARED / "fixtures" / "hudi-written"
 """Real Hudi-written v6 tables: ``<shape>/<cow|mor>/[<format>/]v6_<name>.zip``."""
 
 HUDI_FIXTURE_NAMES = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix(""))
@@ -41,3 +50,49 @@ def hudi_fixture(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., str]
         return base
 
     return unzip
+
+
+@pytest.fixture(scope="session")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    """One sqlext session (local[2], warehouse in a temp dir) shared by every Spark test."""
+    import sqlext
+
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    s = sqlext.connect(
+        warehouse=warehouse,
+        conf={
+            "spark.master": "local[2]",
+            "spark.sql.shuffle.partitions": "4",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.default.parallelism": "2",
+        },
+    )
+    yield s
+    s.stop()
+
+
+_names = itertools.count()
+
+
+@pytest.fixture
+def table_name() -> str:
+    """A fresh table name per test."""
+    return f"t{next(_names)}"
+
+
+def hudi_rs_rows(base_path: str | Path, **read: str) -> list[dict[str, object]]:
+    """Rows hudi-rs (the oracle) reads from a table: snapshot, or ``as_of=``, or ``begin=``/``end=``
+    (incremental)."""
+    from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
+
+    table = HudiTableBuilder.from_base_uri(str(base_path)).build()
+    options = HudiReadOptions()
+    if "as_of" in read:
+        options = options.with_as_of_timestamp(read["as_of"])
+    if "begin" in read:
+        options = options.with_query_type(HudiQueryType.Incremental).with_start_timestamp(read["begin"])
+        options = options.with_end_timestamp(read["end"])
+    batches = table.read(options)
+    if not batches:
+        return []
+    return pa.Table.from_batches(batches).to_pylist()

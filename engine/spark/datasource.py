@@ -28,15 +28,14 @@ from pyspark.sql.datasource import (
     LessThan,
     LessThanOrEqual,
 )
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
 from engine.config import HoodieConfig
 from engine.errors import ConfigError
-from engine.formats.avro_schema import add_meta_fields, avro_to_arrow
 from engine.keygen import KeyGenerator
 from engine.read.file_group_reader import read_split
 from engine.read.planner import QueryPlan, ReadSplit, plan_query
+from engine.spark.schema import spark_to_arrow, table_spark_schema
 from engine.storage import Storage
 from engine.table import Table
 
@@ -52,14 +51,6 @@ def _table_path(options: dict[str, str]) -> str:
     return path.removeprefix("file:")
 
 
-def table_spark_schema(table: Table) -> StructType:
-    """Spark schema of ``table``: the five meta columns then the data columns."""
-    avro = table.latest_avro_schema(include_meta=False)
-    if avro is None:
-        raise ConfigError(f"table {table.base_path} has no schema yet")
-    return from_arrow_schema(avro_to_arrow(add_meta_fields(avro)))
-
-
 class HudiDataSource(DataSource):
     """Spark data source ``hudi`` (Hudi ``DefaultSource`` for reads)."""
 
@@ -70,7 +61,11 @@ class HudiDataSource(DataSource):
 
     def schema(self) -> StructType:
         """The latest table schema with meta columns (used when Spark has no catalog schema)."""
-        return table_spark_schema(Table.load(_table_path(dict(self.options))))
+        table = Table.load(_table_path(dict(self.options)))
+        schema = table_spark_schema(table)
+        if not schema.fields:
+            raise ConfigError(f"table {table.base_path} has no schema yet")
+        return schema
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """A reader producing ``schema`` (the catalog's declared schema or :meth:`schema`)."""
@@ -100,7 +95,7 @@ class HudiDataSourceReader(DataSourceReader):
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self._options = {str(k): str(v) for k, v in options.items()}
         self._spark_schema = schema
-        self._arrow_schema = to_arrow_schema(schema)
+        self._arrow_schema = spark_to_arrow(schema)
         self._path = _table_path(self._options)
         self._predicates: list[tuple[str, str, Any]] = []
 

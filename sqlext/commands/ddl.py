@@ -9,12 +9,12 @@ import logging
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructField, StructType, _parse_datatype_string
 from pyspark.sql.utils import AnalysisException, ParseException
 
 from engine.config import TableConfig
-from engine.formats.avro_schema import META_FIELDS, arrow_to_avro, avro_to_arrow
+from engine.formats.avro_schema import META_FIELDS, arrow_to_avro
+from engine.spark.schema import spark_to_arrow, table_data_schema
 from engine.spark.writer import write_dataframe
 from engine.storage import Storage
 from engine.table import Table
@@ -102,7 +102,7 @@ def hudi_table_properties(database: str, name: str, schema: StructType, partitio
     table_type = TABLE_TYPES.get(raw_type.lower())
     if table_type is None:
         raise SqlAnalysisError(f"CREATE TABLE {name}: type must be 'cow' or 'mor', not {raw_type!r}")
-    arrow_schema = to_arrow_schema(schema)
+    arrow_schema = spark_to_arrow(schema)
     avro = arrow_to_avro(arrow_schema, name, with_defaults=False)
     props = {
         TableConfig.NAME.key: name,
@@ -173,7 +173,7 @@ def create_table(session: Session, stmt: CreateTable) -> DataFrame:
         existing = Table.load(location)
         _validate_existing(name, existing, props)
         if not stmt.columns and query_df is None:
-            schema = StructType([f for f in _schema_of(existing).fields])
+            schema = StructType([f for f in table_data_schema(existing).fields])
     elif location is not None:
         Table.create(location, props)
     catalog_props.setdefault("type", "mor" if props[TableConfig.TYPE.key] == "MERGE_ON_READ" else "cow")
@@ -188,19 +188,10 @@ def create_table(session: Session, stmt: CreateTable) -> DataFrame:
     if query_df is not None:
         entry, table = catalog.require_hudi(stmt.ident)
         metrics = write_dataframe(spark, table, query_df, WriteOperation.BULK_INSERT,
-                                  write_options(spark, entry))
+                                  write_options(spark, entry, table))
         catalog.refresh(entry)
         return dml_result(spark, metrics)
     return empty_result(spark)
-
-
-def _schema_of(table: Table) -> StructType:
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    avro = table.latest_avro_schema(include_meta=False)
-    if avro is None:
-        return StructType([])
-    return from_arrow_schema(avro_to_arrow(avro))
 
 
 def drop_table(session: Session, stmt: DropTable) -> DataFrame:
@@ -234,7 +225,7 @@ def truncate_table(session: Session, stmt: TruncateTable) -> DataFrame:
 
 def _delete_partitions(session: Session, entry: object, table: Table, paths: list[str]) -> None:
     spark = session.spark
-    empty = spark.createDataFrame([], _schema_of(table))
+    empty = spark.createDataFrame([], table_data_schema(table))
     write_dataframe(spark, table, empty, WriteOperation.DELETE_PARTITION, {}, overwrite_partitions=paths)
 
 
@@ -273,7 +264,7 @@ def add_columns(session: Session, entry: object, table: Table, stmt: AddColumns)
     """ADD COLUMNS: commit the widened schema (an empty commit carrying it, as Hudi's
     ``AlterHoodieTableAddColumnsCommand``) and update the catalog."""
     spark = session.spark
-    current = _schema_of(table)
+    current = table_data_schema(table)
     existing = {f.name.lower() for f in current.fields}
     added = []
     for column in stmt.columns:
@@ -282,7 +273,7 @@ def add_columns(session: Session, entry: object, table: Table, stmt: AddColumns)
         dtype = _parse_datatype_string(column.type_sql)
         added.append(StructField(column.name, dtype, True))
     new_schema = StructType([*current.fields, *added])
-    avro = arrow_to_avro(to_arrow_schema(new_schema), table.name)
+    avro = arrow_to_avro(spark_to_arrow(new_schema), table.name)
     from engine.write.commit import finish_write, start_write
 
     instant = start_write(table, WriteOperation.UPSERT)

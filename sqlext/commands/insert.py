@@ -21,11 +21,11 @@ from pyspark.sql.utils import AnalysisException
 
 from engine.config import WriteConfig
 from engine.formats.avro_schema import META_FIELDS
+from engine.spark.schema import table_data_schema
 from engine.spark.writer import write_dataframe
 from engine.table import Table
 from engine.write.operation import WriteOperation
 from sqlext.catalog import CatalogTable, quote
-from sqlext.commands.ddl import _schema_of
 from sqlext.commands.options import write_options
 from sqlext.commands.partitions import literal_value, partition_path_from_values
 from sqlext.commands.results import dml_result
@@ -130,7 +130,7 @@ def insert_into(session: Session, stmt: InsertInto) -> DataFrame:
     """Run INSERT INTO / INSERT OVERWRITE into a Hudi table."""
     spark = session.spark
     entry, table = session.catalog.require_hudi(stmt.table)
-    schema = _schema_of(table)
+    schema = table_data_schema(table)
     spec = {c: v for c, v in stmt.partition_spec}
     if spec:
         fields = {f.lower(): f for f in table.partition_fields}
@@ -148,7 +148,7 @@ def insert_into(session: Session, stmt: InsertInto) -> DataFrame:
         query = query.drop(*meta)
     df = aligned_frame(entry, schema, query, list(stmt.columns) if stmt.columns else None, static)
 
-    options = write_options(spark, entry)
+    options = write_options(spark, entry, table)
     mode = (options.get(WriteConfig.OVERWRITE_MODE.key)
             or spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static") or "static").upper()
     all_static = bool(table.partition_fields) and len(static) == len(table.partition_fields)

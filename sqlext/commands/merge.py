@@ -29,11 +29,12 @@ from pyspark.sql.types import StringType
 from sqlglot import exp
 
 from engine.formats.avro_schema import META_FIELDS
+from engine.spark.schema import table_data_schema
 from engine.spark.writer import add_keys, existing_key_locations, table_arrow_schema, write_dataframe
+from engine.write.handles import EVENT_TIME_PAYLOADS
 from engine.write.operation import WriteOperation
 from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from sqlext.catalog import quote
-from sqlext.commands.ddl import _schema_of
 from sqlext.commands.options import write_options
 from sqlext.commands.results import dml_result
 from sqlext.errors import SqlAnalysisError, UnsupportedStatement
@@ -109,7 +110,7 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
     if not key_fields:
         raise UnsupportedStatement(f"MERGE INTO {entry.display}: tables without a primary key are not supported")
     key_sources = _validate_on(stmt, key_fields, entry.display)
-    schema = _schema_of(table)
+    schema = table_data_schema(table)
     columns = [f.name for f in schema.fields]
     types = {f.name.lower(): f.dataType for f in schema.fields}
     target_alias = stmt.target_alias or entry.name
@@ -154,7 +155,7 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
                 if unknown:
                     raise SqlAnalysisError(f"MERGE INTO {entry.display}: unknown column(s) {', '.join(unknown)}")
 
-    options = write_options(spark, entry)
+    options = write_options(spark, entry, table)
     conf = table.config.overlay(options)
     data_schema = table_arrow_schema(table)
 
@@ -197,6 +198,8 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
     action_expr = f"CASE {' '.join(action_cases)} ELSE -1 END"
 
     def value_for(column: str, clause: object) -> str:
+        if isinstance(clause, WhenMatchedDelete) and column in key_sources:
+            return key_sources[column]
         src_col = lowered_source.get(column.lower())
         source_ref = f"{quote(source_alias)}.{quote(src_col)}" if src_col else "NULL"
         target_ref = f"{quote(target_alias)}.{quote(column)}"
@@ -214,7 +217,7 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
                 if col.lower() == column.lower():
                     return value
             return "NULL"
-        return target_ref if needs_target_rows else "NULL"
+        return target_ref if needs_target_rows else source_ref
 
     joined = joined.withColumn(ACTION, F.expr(action_expr))
     projections = [ACTION]
@@ -224,7 +227,8 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
             for i, clause in enumerate(stmt.clauses)
         )
         projections.append(f"CASE {cases} END AS {quote(column)}")
-    projections += [f"{quote(target_alias)}.{TARGET_PARTITION} AS {TARGET_PARTITION}",
+    projections += [f"{quote(target_alias)}.{TARGET_KEY} AS {TARGET_KEY}",
+                    f"{quote(target_alias)}.{TARGET_PARTITION} AS {TARGET_PARTITION}",
                     f"{quote(target_alias)}.{TARGET_FILE_ID} AS {TARGET_FILE_ID}"]
     staged = joined.selectExpr(*projections)
     staged = staged.filter(F.col(ACTION) >= 0)
@@ -234,11 +238,13 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
     deleted = F.col(ACTION).isin(delete_actions) if delete_actions else F.lit(False)
     prepped = keyed.select(
         *[F.col(quote(c)) for c in columns],
-        F.col(RECORD_KEY),
+        F.coalesce(F.col(TARGET_KEY), F.col(RECORD_KEY)).alias(RECORD_KEY),
         F.coalesce(F.col(TARGET_PARTITION), F.col(PARTITION_PATH)).alias(PARTITION_PATH),
         F.col(TARGET_FILE_ID).cast(StringType()).alias(FILE_ID),
         deleted.alias(IS_DELETED),
     )
+    # Hudi's ExpressionPayload keeps a stored record whose ordering value is greater than the source's.
+    options = {**options, "hoodie.datasource.write.payload.class": EVENT_TIME_PAYLOADS[0]}
     metrics = write_dataframe(spark, table, prepped, WriteOperation.UPSERT, options, prepped=True)
     catalog.refresh(entry)
     return dml_result(spark, metrics)

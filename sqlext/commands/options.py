@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
+from engine.table import Table
 from sqlext.catalog import CatalogTable
 
 # SQL short names (Hudi HoodieOptionConfig) -> hoodie keys.
@@ -27,8 +28,16 @@ def session_hoodie_confs(spark: SparkSession) -> dict[str, str]:
     return {k: v for k, v in dict(confs).items() if k.startswith("hoodie.")}
 
 
-def write_options(spark: SparkSession, entry: CatalogTable) -> dict[str, str]:
-    """Catalog ``hoodie.*`` properties overlaid with the session's ``hoodie.*`` confs."""
+SQL_KEYGEN = "org.apache.spark.sql.hudi.command.SqlKeyGenerator"
+
+
+def write_options(spark: SparkSession, entry: CatalogTable, table: Table) -> dict[str, str]:
+    """Catalog ``hoodie.*`` properties overlaid with the session's ``hoodie.*`` confs; the table's key
+    generator is wrapped in Spark SQL's ``SqlKeyGenerator`` (as Hudi's SQL writes do: TIMESTAMP partition
+    values are rendered as timestamps), unless the session names a key generator itself."""
     options = {k: v for k, v in entry.properties.items() if k.startswith("hoodie.")}
     options.update(session_hoodie_confs(spark))
+    if "hoodie.datasource.write.keygenerator.class" not in options:
+        options["hoodie.datasource.write.keygenerator.class"] = SQL_KEYGEN
+        options["hoodie.sql.origin.keygen.class"] = table.keygen_class
     return options

@@ -15,12 +15,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.utils import AnalysisException
 
 from engine.formats.avro_schema import META_FIELDS
+from engine.spark.schema import table_data_schema
 from engine.spark.writer import add_keys, table_arrow_schema, write_dataframe
 from engine.table import Table
 from engine.write.operation import WriteOperation
 from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from sqlext.catalog import CatalogTable, quote
-from sqlext.commands.ddl import _schema_of
 from sqlext.commands.options import write_options
 from sqlext.commands.results import dml_result
 from sqlext.errors import SqlAnalysisError
@@ -57,7 +57,7 @@ def update_table(session: Session, stmt: UpdateTable) -> DataFrame:
     """UPDATE t SET col = expr, ... [WHERE cond]."""
     spark = session.spark
     entry, table = session.catalog.require_hudi(stmt.table)
-    schema = _schema_of(table)
+    schema = table_data_schema(table)
     types = {f.name.lower(): f for f in schema.fields}
     assignments: dict[str, str] = {}
     for column, value in stmt.assignments:
@@ -74,7 +74,7 @@ def update_table(session: Session, stmt: UpdateTable) -> DataFrame:
         value = assignments.get(field.name.lower())
         expr = F.expr(value).cast(field.dataType) if value is not None else F.col(quote(field.name))
         projected.append(expr.alias(field.name))
-    options = write_options(spark, entry)
+    options = write_options(spark, entry, table)
     located = _locate(rows, table, options)
     try:
         updated = located.select(*projected, F.col(RECORD_KEY), F.col(PARTITION_PATH), F.col(FILE_ID))
@@ -91,10 +91,10 @@ def delete_from(session: Session, stmt: DeleteFrom) -> DataFrame:
     spark = session.spark
     entry, table = session.catalog.require_hudi(stmt.table)
     rows = _matching_rows(session, entry, table, stmt.alias, stmt.where_sql, "DELETE FROM")
-    options = write_options(spark, entry)
+    options = write_options(spark, entry, table)
     located = _locate(rows, table, options)
     doomed = located.select(
-        *[F.col(quote(f.name)) for f in _schema_of(table).fields],
+        *[F.col(quote(f.name)) for f in table_data_schema(table).fields],
         F.col(RECORD_KEY), F.col(PARTITION_PATH), F.col(FILE_ID), F.lit(True).alias(IS_DELETED),
     )
     metrics = write_dataframe(spark, table, doomed, WriteOperation.DELETE, options, prepped=True)

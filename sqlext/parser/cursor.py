@@ -413,7 +413,7 @@ class Cursor:
             SqlParseError: malformed list, a missing value (``Values must be specified for
                 key(s): k``) or an unexpected one.
         """
-        open_tok = self.expect_op("(")
+        self.expect_op("(")
         props: list[tuple[str, str | None]] = []
         while True:
             key_tok = self.peek()
@@ -432,8 +432,6 @@ class Cursor:
                 raise self.error(f"Values must be specified for key(s): {key}", key_tok)
             props.append((key, value))
             if self.accept_op(")"):
-                if not props:
-                    raise self.error("Empty property list", open_tok)
                 return props
             if not self.accept_op(","):
                 raise self.expected("',' or ')' in the property list")

@@ -128,7 +128,8 @@ class _TypeParser:
             if not self._at_close():
                 while True:
                     fields.append(self._struct_field())
-                    if not cur.accept_op(","):
+                    # A '>>' that closed a nested type also closed this struct: no more fields.
+                    if self.pending_gt or not cur.accept_op(","):
                         break
             self._close_angle()
             return "STRUCT<" + ", ".join(fields) + ">"
@@ -323,7 +324,7 @@ def parse_create(cur: Cursor) -> Statement | None:
         elif cur.accept_word("COMMENT"):
             comment = cur.string("a comment string")
         elif cur.accept_word("OPTIONS", "TBLPROPERTIES"):
-            for key, value in cur.property_list(values="optional" if clause == "OPTIONS" else "required"):
+            for key, value in cur.property_list():
                 if value is not None:
                     properties[key] = value
         elif clause in _UNSUPPORTED_CLAUSES:
@@ -341,7 +342,7 @@ def parse_create(cur: Cursor) -> Statement | None:
         assert first is not None
         if not (first.is_op("(") or first.is_word(*QUERY_START_WORDS)):
             raise cur.expected("a query (SELECT, WITH, VALUES, FROM, TABLE)")
-        as_query = cur.span_text(*cur.rest())
+        as_query = cur.raw_span(*cur.rest())
     return CreateTable(
         ident,
         columns=tuple(columns),

@@ -9,7 +9,7 @@ import pytest
 
 from engine.table import Table
 from sqlext.session import Session
-from tests.spark.conftest import hudi_rs_rows
+from tests.conftest import hudi_rs_rows
 
 pytestmark = pytest.mark.spark
 

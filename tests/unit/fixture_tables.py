@@ -1,4 +1,4 @@
-"""Access to the Hudi-written fixture tables (/work/shared/fixtures/hudi-written) for unit tests.
+"""Access to the Hudi-written fixture tables (shared/fixtures/hudi-written beside the repository) for unit tests.
 
 Each ``.zip`` holds one table folder (plus macOS ``__MACOSX`` junk, skipped). Tests extract into a
 temporary directory and never touch the originals.
@@ -10,7 +10,9 @@ import json
 import zipfile
 from pathlib import Path
 
-FIXTURES = Path("/work/shared/fixtures/hudi-written")
+from tests.conftest import HUDI_FIXTURES
+
+FIXTURES = HUDI_FIXTURES
 
 
 def extract_tables(dest: Path, pattern: str = "**/*.zip") -> list[Path]:

@@ -8,7 +8,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from fixture_tables import base_files, commit_schemas, extract_tables, table_properties
 
 from engine.errors import SchemaMismatch
 from engine.formats.avro_schema import (
@@ -23,6 +22,7 @@ from engine.formats.avro_schema import (
     sanitize_name,
     strip_meta_fields,
 )
+from tests.unit.fixture_tables import base_files, commit_schemas, extract_tables, table_properties
 
 
 @pytest.fixture(scope="module")

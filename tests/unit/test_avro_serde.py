@@ -6,15 +6,15 @@ import filecmp
 import io
 import os
 from collections.abc import Callable
-from pathlib import Path
 
 import fastavro
 import pytest
 
 from engine.errors import CorruptFile, SchemaMismatch
 from engine.timeline import avro_serde
+from tests.conftest import SHARED
 
-REFERENCE = Path("/work/shared/reference/avro")
+REFERENCE = SHARED / "reference" / "avro"
 ROLLBACK = "sample_table/mor/parquet/v6_nonpartitioned_rollback"
 AVRO_FIXTURES = [
     (ROLLBACK, "20250126040936578.rollback.requested", "HoodieRollbackPlan"),

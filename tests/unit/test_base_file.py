@@ -10,7 +10,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from fixture_tables import base_files, extract_tables
 
 from engine.config import HoodieConfig, IndexConfig, WriteConfig
 from engine.errors import ConfigError, CorruptFile, InvalidRecordKey, SchemaMismatch, StorageError
@@ -31,6 +30,7 @@ from engine.formats.base_file import (
 )
 from engine.formats.bloom import bloom_filter_from_config
 from engine.storage import Storage
+from tests.unit.fixture_tables import base_files, extract_tables
 
 HUDI_FOOTER_ORDER = [MIN_RECORD_KEY, BLOOM_FILTER_KEY, MAX_RECORD_KEY, BLOOM_FILTER_TYPE_CODE_KEY,
                      WRITER_MODEL_NAME, PARQUET_AVRO_SCHEMA]

@@ -12,7 +12,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from fixture_tables import base_files, extract_tables
 
 from engine.config import HoodieConfig, IndexConfig
 from engine.errors import ConfigError, CorruptFile, InvalidRecordKey, UnsupportedTable
@@ -27,6 +26,7 @@ from engine.formats.bloom import (
     hash_positions,
     murmur_hash,
 )
+from tests.unit.fixture_tables import base_files, extract_tables
 
 logger = logging.getLogger(__name__)
 

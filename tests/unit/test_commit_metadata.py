@@ -7,10 +7,10 @@ import os
 from collections.abc import Callable
 
 import pytest
-from conftest import HUDI_FIXTURE_NAMES
 
 from engine.errors import CorruptFile
 from engine.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat, to_jackson_json
+from tests.conftest import HUDI_FIXTURE_NAMES
 
 JSON_SUFFIXES = (".commit", ".deltacommit", ".replacecommit", ".inflight")
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import hudi
 import pytest
-from conftest import HUDI_FIXTURE_NAMES
 
 from engine.errors import ConfigError
 from engine.filegroup.naming import (
@@ -38,6 +37,7 @@ from engine.timeline import (
     WriteStat,
     avro_serde,
 )
+from tests.conftest import HUDI_FIXTURE_NAMES
 
 OVERWRITE = "sample_table/cow/v6_simplekeygen_nonhivestyle_overwritetable"
 COW_WITH_META = [n for n in HUDI_FIXTURE_NAMES if "/cow/" in n and "no_metafields" not in n]

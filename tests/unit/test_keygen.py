@@ -18,7 +18,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from fixture_tables import table_properties
 
 from engine.config import HoodieConfig
 from engine.errors import ConfigError, InvalidRecordKey
@@ -41,6 +40,7 @@ from engine.keygen import (
     resolve_java_zone,
     unescape_path_name,
 )
+from tests.unit.fixture_tables import table_properties
 
 SIMPLE = "org.apache.hudi.keygen.SimpleKeyGenerator"
 COMPLEX = "org.apache.hudi.keygen.ComplexKeyGenerator"

@@ -366,3 +366,33 @@ def test_random_damage_never_crashes(storage: Storage, tmp_path: Path) -> None:
     storage.write_bytes(path, clean[:-3] + b"#HUDI#\x00\x00")
     blocks = list(read_log_blocks(storage, path))
     assert [type(b) for b in blocks] == [CommandBlock, DeleteBlock, CorruptBlock, CorruptBlock]
+
+
+# --------------------------------------------------------------------------------------------------------
+# Oracle: hudi-rs reads blocks written here
+# --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_hudi_rs_reads_written_blocks(hudi_fixture: Callable[..., str]) -> None:
+    hudi = pytest.importorskip("hudi")
+    base = Path(hudi_fixture("sample_table/mor/parquet/v6_nonpartitioned", fresh=True))
+    (path,) = log_files(base)
+    (original,) = list(iter_log_blocks(path.read_bytes()))
+    assert isinstance(original, ParquetDataBlock)
+    rows = original.to_table()
+    schema, instant = original.schema_json or "", original.instant_time or ""
+
+    def snapshot() -> dict[int, str]:
+        result = hudi.HudiTableBuilder.from_base_uri(str(base)).build().read()
+        table = result if isinstance(result, pa.Table) else pa.Table.from_batches(result)
+        return dict(zip(table.column("id").to_pylist(), table.column("name").to_pylist(), strict=True))
+
+    assert snapshot() == {1: "Alice", 2: "Bob", 3: "Carol", 4: "Diana"}
+    renamed = rows.set_column(rows.schema.get_field_index("name"), "name", pa.array(["ViaParquet"]))
+    path.write_bytes(ParquetDataBlock.from_table(renamed, schema, instant).encode())
+    assert snapshot()[1] == "ViaParquet"
+    renamed = rows.set_column(rows.schema.get_field_index("name"), "name", pa.array(["ViaAvro"]))
+    delete = DeleteBlock.from_records([DeleteRecord("2", "", 0, "IntWrapper")], instant, schema)
+    path.write_bytes(AvroDataBlock.from_table(renamed, schema, instant).encode() + delete.encode())
+    assert snapshot() == {1: "ViaAvro", 3: "Carol", 4: "Diana"}

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from sqlext.errors import SqlParseError
 from sqlext.parser import StatementText, is_complete, split_statements
-
-FIXTURES = Path("/work/shared/fixtures/hudi-written")
+from tests.conftest import HUDI_FIXTURES as FIXTURES  # noqa: E402
 
 
 def texts(script: str) -> list[str]:
@@ -34,9 +31,12 @@ def texts(script: str) -> list[str]:
         ("SELECT `a``;b`; SELECT 2", ["SELECT `a``;b`", "SELECT 2"]),
         ("SELECT 1 -- c;omment\n; SELECT 2", ["SELECT 1", "SELECT 2"]),
         ("SELECT 1 /* c;omment */ + 1; SELECT 2", ["SELECT 1 /* c;omment */ + 1", "SELECT 2"]),
-        ("SELECT /* a /* nested; */ still; */ 1; SELECT 2", ["SELECT /* a /* nested; */ still; */ 1", "SELECT 2"]),
+        (
+            "SELECT /* a /* nested; */ still; */ 1; SELECT 2",
+            ["SELECT /* a /* nested; */ still; */ 1", "SELECT 2"],
+        ),
         ("SELECT '--not a comment;' ; SELECT 2", ["SELECT '--not a comment;'", "SELECT 2"]),
-        ("SELECT \"/* not; a comment\"; SELECT 2", ["SELECT \"/* not; a comment\"", "SELECT 2"]),
+        ('SELECT "/* not; a comment"; SELECT 2', ['SELECT "/* not; a comment"', "SELECT 2"]),
         ("/* lead */ SELECT 1 /* tail */ ;", ["SELECT 1"]),
         ("SELECT r'raw\\'; SELECT 2", ["SELECT r'raw\\'", "SELECT 2"]),
     ],
@@ -68,7 +68,9 @@ def test_statement_keeps_inner_comments_and_hints() -> None:
         ("SELECT 1 /* open /* nested */", 1, 10, "Unclosed bracketed comment"),
     ],
 )
-def test_unterminated_constructs_raise_with_position(script: str, line: int, column: int, message: str) -> None:
+def test_unterminated_constructs_raise_with_position(
+    script: str, line: int, column: int, message: str
+) -> None:
     with pytest.raises(SqlParseError) as info:
         split_statements(script)
     err = info.value

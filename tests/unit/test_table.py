@@ -9,11 +9,11 @@ from pathlib import Path
 
 import hudi
 import pytest
-from conftest import HUDI_FIXTURE_NAMES
 
 from engine.errors import ConfigError, CorruptFile, TableExists, TableNotFound, UnsupportedTable
 from engine.table import Table, TableProperties
 from engine.timeline import COMMIT, CommitMetadata, new_instant_time
+from tests.conftest import HUDI_FIXTURE_NAMES
 
 SCHEMA = {"type": "record", "name": "t1_record", "namespace": "hoodie.t1",
           "fields": [{"name": "id", "type": ["int", "null"]}, {"name": "name", "type": ["string", "null"]},

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import HUDI_FIXTURE_NAMES
 
 from engine.errors import TimelineError
 from engine.storage import Storage
@@ -27,6 +26,7 @@ from engine.timeline import (
     new_instant_time,
 )
 from engine.timeline.instant import parse_instant_time, sort_instants
+from tests.conftest import HUDI_FIXTURE_NAMES
 
 T = "20240418172804498"
 R, INF, C = State.REQUESTED, State.INFLIGHT, State.COMPLETED

@@ -1,0 +1,482 @@
+"""sqlext.jvm: the jar build, and the session catalog serving persistent ``hudi`` tables to a Python reader.
+
+The reader is a toy ``hudi`` data source that echoes what it was given: one row per option it received
+(``name`` = ``"<key>=<value>"``) plus a row ``__schema__=<the schema Spark asked it to produce>``. Every
+integer column holds the row's index, so tables of any (int/string) shape can be read.
+
+Derby (the embedded metastore) lets one process at a time open a warehouse, so the "survives a restart"
+check runs its first session in a fresh Python subprocess (this file run as a script) before the
+in-process session opens the same warehouse.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import zipfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+import sqlext.jvm as jvm
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+SCHEMA_KEY = "__schema__"
+_CREATE_T = "CREATE TABLE t (id INT, name STRING) USING hudi LOCATION '{loc}' TBLPROPERTIES (primaryKey='id', type='cow')"
+_CREATE_PERSISTED = (
+    "CREATE TABLE persisted (id BIGINT, name STRING) USING hudi LOCATION '{loc}' "
+    "OPTIONS ('hoodie.query.as.ro.table'='true') TBLPROPERTIES (primaryKey='uuid', type='mor')"
+)
+
+
+def echo_source() -> type:
+    """The toy ``hudi`` data source class (defined in a function so cloudpickle ships it by value)."""
+    from pyspark.sql.datasource import (
+        DataSource,
+        DataSourceReader,
+        DataSourceWriter,
+        InputPartition,
+        WriterCommitMessage,
+    )
+    from pyspark.sql.types import StringType, StructType
+
+    class EchoReader(DataSourceReader):
+        def __init__(self, options: dict[str, str], schema: StructType) -> None:
+            self.options = options
+            self.schema = schema
+
+        def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+            entries = sorted(self.options.items()) + [(SCHEMA_KEY, self.schema.simpleString())]
+            for index, (key, value) in enumerate(entries):
+                yield tuple(
+                    f"{key}={value}" if isinstance(field.dataType, StringType) else index
+                    for field in self.schema.fields
+                )
+
+    class EchoWriter(DataSourceWriter):
+        """Counts nothing; on commit, records its options in ``<path>/written.json``."""
+
+        def __init__(self, options: dict[str, str], overwrite: bool) -> None:
+            self.options = options
+            self.overwrite = overwrite
+
+        def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
+            for _ in iterator:
+                pass
+            return WriterCommitMessage()
+
+        def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+            target = Path(self.options["path"].removeprefix("file:"))
+            target.mkdir(parents=True, exist_ok=True)
+            (target / "written.json").write_text(json.dumps({"overwrite": self.overwrite, **self.options}))
+
+    class EchoSource(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "hudi"
+
+        def schema(self) -> str:
+            # Asked when CREATE TABLE has no columns: proves `path` (the location) was passed.
+            return "id int, name string" if "path" in self.options else "no_path_given string"
+
+        def reader(self, schema: StructType) -> DataSourceReader:
+            return EchoReader(dict(self.options), schema)
+
+        def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+            return EchoWriter(dict(self.options), overwrite)
+
+    return EchoSource
+
+
+def build_session(warehouse: Path, extra_jars: Sequence[Path] = ()) -> SparkSession:
+    """A local Hive-catalog session on ``warehouse`` (embedded Derby) with sqlext's catalog installed."""
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("sqlext-jvm-catalog-test")
+        .config("spark.sql.catalogImplementation", "hive")
+        .config(
+            "spark.hadoop.javax.jdo.option.ConnectionURL",
+            f"jdbc:derby:;databaseName={warehouse}/metastore_db;create=true",
+        )
+        .config("spark.sql.warehouse.dir", str(warehouse / "warehouse"))
+        .config("spark.driver.extraJavaOptions", f"-Dderby.stream.error.file={warehouse}/derby.log")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+    )
+    conf = jvm.spark_conf()
+    conf["spark.jars"] = ",".join([conf["spark.jars"], *(str(jar) for jar in extra_jars)])
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.dataSource.register(echo_source())
+    return spark
+
+
+_STUBS = {
+    "org/apache/hudi/hadoop/HoodieParquetInputFormat.java": (
+        "package org.apache.hudi.hadoop;\n"
+        "public class HoodieParquetInputFormat\n"
+        "    extends org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat {}\n"
+    ),
+    "org/apache/hudi/hadoop/realtime/HoodieParquetRealtimeInputFormat.java": (
+        "package org.apache.hudi.hadoop.realtime;\n"
+        "public class HoodieParquetRealtimeInputFormat\n"
+        "    extends org.apache.hudi.hadoop.HoodieParquetInputFormat {}\n"
+    ),
+}
+
+
+def input_format_stub_jar(work: Path) -> Path:
+    """A jar with empty stand-ins for Hudi's Hive input formats (Hive refuses unknown input formats)."""
+    import pyspark
+
+    sources = work / "stub-src"
+    for relative, text in _STUBS.items():
+        (sources / relative).parent.mkdir(parents=True, exist_ok=True)
+        (sources / relative).write_text(text)
+    classes = work / "stub-classes"
+    jars = Path(pyspark.__file__).parent / "jars"
+    command = [
+        "javac",
+        "-nowarn",
+        "-d",
+        str(classes),
+        "-cp",
+        f"{jars}/*",
+        *(str(sources / r) for r in _STUBS),
+    ]
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    jar = work / "hudi-input-format-stubs.jar"
+    with zipfile.ZipFile(jar, "w") as archive:
+        for class_file in sorted(classes.rglob("*.class")):
+            archive.write(class_file, class_file.relative_to(classes).as_posix())
+    return jar
+
+
+def read_options(spark: SparkSession, sql: str) -> dict[str, str]:
+    """Run ``sql`` on an echo table and return what its reader received (keys lower-cased by PySpark)."""
+    received: dict[str, str] = {}
+    for row in spark.sql(sql).collect():
+        key, _, value = row["name"].partition("=")
+        received[key] = value
+    return received
+
+
+@pytest.fixture(scope="module")
+def warehouse() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="sqlext-jvm-") as tmp:
+        yield Path(tmp)
+
+
+@pytest.fixture(scope="module")
+def first_process_output(warehouse: Path) -> dict[str, str]:
+    """Create table ``persisted`` from a fresh Python process (its own JVM) and return what it read."""
+    from pyspark import SparkContext
+
+    if SparkContext._gateway is not None:
+        # One JVM per process: its classpath and Hive metastore were fixed by whoever started it.
+        pytest.skip(
+            "a Spark JVM already runs in this process; run tests/spark/test_jvm_catalog.py on its own"
+        )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p or os.getcwd() for p in sys.path))
+    result = subprocess.run(
+        [sys.executable, __file__, str(warehouse)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    last_line = result.stdout.strip().splitlines()[-1]
+    return dict(json.loads(last_line))
+
+
+@pytest.fixture(scope="module")
+def spark(warehouse: Path, first_process_output: dict[str, str]) -> Iterator[SparkSession]:
+    session = build_session(warehouse, [input_format_stub_jar(warehouse)])
+    session.sql(_CREATE_T.format(loc=warehouse / "t"))
+    yield session
+    session.stop()
+
+
+# ---------------------------------------------------------------------------------------- jar build
+
+
+def test_jar_is_cached_and_holds_the_catalog() -> None:
+    jar = jvm.catalog_jar()
+    assert jar == jvm.catalog_jar()
+    assert jar.name == jvm.JAR_NAME and jar.parent.parent == jvm.cache_dir()
+    with zipfile.ZipFile(jar) as archive:
+        names = archive.namelist()
+    assert names[0] == "META-INF/MANIFEST.MF"
+    assert "io/sqlext/catalog/HudiSessionCatalog.class" in names
+    assert jvm.spark_conf() == {
+        "spark.jars": str(jar),
+        "spark.sql.catalog.spark_catalog": "io.sqlext.catalog.HudiSessionCatalog",
+    }
+
+
+def test_concurrent_builds_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two racing builds (javac faked, each slow) both return the one complete jar, leaving no temp dirs."""
+    barrier = threading.Barrier(2)
+
+    def fake_compile(javac: str, sources: list[Path], jars_dir: Path, classes: Path) -> None:
+        barrier.wait(timeout=30)  # both builds are inside their temp dirs at once
+        (classes / "io").mkdir()
+        (classes / "io" / "Fake.class").write_bytes(b"\xca\xfe\xba\xbe")
+
+    monkeypatch.setenv("SQLEXT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(jvm, "_compile", fake_compile)
+    results: list[Path] = []
+    threads = [threading.Thread(target=lambda: results.append(jvm.catalog_jar())) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 2 and results[0] == results[1]
+    assert results[0].is_file() and results[0].is_relative_to(tmp_path)
+    with zipfile.ZipFile(results[0]) as archive:
+        assert archive.testzip() is None
+        assert archive.namelist() == ["META-INF/MANIFEST.MF", "io/Fake.class"]
+    assert sorted(p.name for p in (tmp_path / "jvm").iterdir()) == [results[0].parent.name]
+
+
+def test_compile_error_carries_javac_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "src" / "io" / "sqlext" / "Broken.java"
+    source.parent.mkdir(parents=True)
+    source.write_text("package io.sqlext; public class Broken { int x = ; }\n")
+    monkeypatch.setattr(jvm, "_SOURCE_ROOT", tmp_path / "src")
+    monkeypatch.setenv("SQLEXT_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(jvm.JvmBuildError, match=r"javac failed[\s\S]*Broken\.java[\s\S]*error"):
+        jvm.catalog_jar()
+
+
+def test_missing_javac_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sqlext.errors import SqlError
+
+    monkeypatch.setenv("SQLEXT_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SqlError, match="javac not found"):
+        jvm.catalog_jar()
+
+
+# ------------------------------------------------------------------------------------ catalog
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", ["t", "default.t", "spark_catalog.default.t"])
+def test_select_reaches_reader_with_catalog_options(spark: SparkSession, warehouse: Path, name: str) -> None:
+    received = read_options(spark, f"SELECT * FROM {name}")
+    assert received["path"] == f"file:{warehouse}/t"
+    assert received["primarykey"] == "id"
+    assert received["type"] == "cow"
+    # Spark's reserved V2 properties are catalog bookkeeping, not data source options.
+    assert not {"provider", "location", "owner", "external"} & received.keys()
+
+
+@pytest.mark.spark
+def test_query_options_win(spark: SparkSession) -> None:
+    received = read_options(spark, "SELECT * FROM t WITH ('type'='mor', 'as.of.instant'='20240101000000000')")
+    assert received["type"] == "mor"
+    assert received["as.of.instant"] == "20240101000000000"
+    assert received["primarykey"] == "id"
+
+
+@pytest.mark.spark
+def test_two_scans_of_one_table_keep_their_own_options(spark: SparkSession) -> None:
+    rows = spark.sql(
+        "SELECT 'a' AS side, name FROM t WITH ('side'='a') UNION ALL SELECT 'b', name FROM t WITH ('side'='b')"
+    ).collect()
+    sides = {(row["side"], row["name"]) for row in rows}
+    assert ("a", "side=a") in sides and ("b", "side=b") in sides
+    assert ("a", "side=b") not in sides and ("b", "side=a") not in sides
+
+
+@pytest.mark.spark
+def test_describe_extended_shows_location_and_provider(spark: SparkSession, warehouse: Path) -> None:
+    info = {row["col_name"]: row["data_type"] for row in spark.sql("DESCRIBE EXTENDED t").collect()}
+    assert info["Location"] == f"file:{warehouse}/t"
+    assert info["Provider"] == "hudi"
+    assert info["id"] == "int" and info["name"] == "string"
+
+
+@pytest.mark.spark
+def test_show_tblproperties(spark: SparkSession) -> None:
+    props = {row["key"]: row["value"] for row in spark.sql("SHOW TBLPROPERTIES t").collect()}
+    assert props == {"primaryKey": "id", "type": "cow"}
+
+
+@pytest.mark.spark
+def test_declared_schema_is_what_the_reader_produces(spark: SparkSession, warehouse: Path) -> None:
+    spark.sql(
+        f"CREATE TABLE small (id TINYINT, name STRING, note STRING) USING hudi LOCATION '{warehouse}/s'"
+    )
+    df = spark.table("small")
+    assert df.schema.simpleString() == "struct<id:tinyint,name:string,note:string>"
+    received = read_options(spark, "SELECT * FROM small")
+    assert received[SCHEMA_KEY] == "struct<id:tinyint,name:string,note:string>"
+    assert received["path"] == f"file:{warehouse}/s"
+
+
+@pytest.mark.spark
+def test_create_without_columns_asks_the_source_with_path(spark: SparkSession, warehouse: Path) -> None:
+    spark.sql(
+        f"CREATE TABLE inferred USING hudi LOCATION '{warehouse}/i' OPTIONS (k 'v') TBLPROPERTIES (p='q')"
+    )
+    assert spark.table("inferred").schema.simpleString() == "struct<id:int,name:string>"
+    received = read_options(spark, "SELECT * FROM inferred")
+    assert received["path"] == f"file:{warehouse}/i"
+    assert received["k"] == "v" and received["p"] == "q"
+    assert "option.k" not in received
+
+
+@pytest.mark.spark
+def test_writes_and_alter_get_catalog_options(spark: SparkSession, warehouse: Path) -> None:
+    spark.sql(
+        f"CREATE TABLE w (id INT, name STRING) USING hudi LOCATION '{warehouse}/w' TBLPROPERTIES (type='cow')"
+    )
+    spark.sql("INSERT INTO w WITH ('extra'='1') VALUES (1, 'a')")
+    written = json.loads((warehouse / "w" / "written.json").read_text())
+    assert written == {"overwrite": False, "path": f"file:{warehouse}/w", "type": "cow", "extra": "1"}
+    spark.sql("INSERT OVERWRITE w VALUES (2, 'b')")
+    assert json.loads((warehouse / "w" / "written.json").read_text())["overwrite"] is True
+    spark.sql("ALTER TABLE w SET TBLPROPERTIES ('preCombineField'='ts')")
+    assert read_options(spark, "SELECT * FROM w")["precombinefield"] == "ts"
+    spark.sql(
+        f"CREATE TABLE ctas USING hudi LOCATION '{warehouse}/c' TBLPROPERTIES (k='v') AS SELECT 1 AS id"
+    )
+    written = json.loads((warehouse / "c" / "written.json").read_text())
+    assert written["path"] == f"file:{warehouse}/c" and written["k"] == "v"
+    spark.sql("DROP TABLE ctas")
+    assert "ctas" not in {row["tableName"] for row in spark.sql("SHOW TABLES").collect()}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("suffix", "input_format", "serde_props", "read_optimized"),
+    [
+        ("ro", "org.apache.hudi.hadoop.HoodieParquetInputFormat", "", "true"),
+        ("rt", "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat", "", "false"),
+        (
+            "x",
+            "org.apache.hudi.hadoop.HoodieParquetInputFormat",
+            ", 'hoodie.query.as.ro.table'='false'",
+            "false",
+        ),
+    ],
+)
+def test_hive_synced_tables_by_input_format(
+    spark: SparkSession,
+    warehouse: Path,
+    suffix: str,
+    input_format: str,
+    serde_props: str,
+    read_optimized: str,
+) -> None:
+    """Hive tables as Hudi's Hive sync registers them without a Spark provider are Hudi tables too."""
+    spark.sql(
+        f"CREATE EXTERNAL TABLE hs_{suffix} (id INT, name STRING) "
+        "ROW FORMAT SERDE 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe' "
+        f"WITH SERDEPROPERTIES ('primaryKey'='id'{serde_props}) "
+        f"STORED AS INPUTFORMAT '{input_format}' "
+        "OUTPUTFORMAT 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat' "
+        f"LOCATION '{warehouse}/hs'"
+    )
+    received = read_options(spark, f"SELECT * FROM hs_{suffix}")
+    assert received["path"] == f"file:{warehouse}/hs"
+    assert received["primarykey"] == "id"
+    assert received["hoodie.query.as.ro.table"] == read_optimized
+
+
+@pytest.mark.spark
+def test_time_travel_reaches_reader_as_instant(spark: SparkSession) -> None:
+    by_version = read_options(spark, "SELECT * FROM t VERSION AS OF '20240101000000000'")
+    assert by_version["as.of.instant"] == "20240101000000000"
+    assert by_version["primarykey"] == "id"
+    assert read_options(spark, "SELECT * FROM t VERSION AS OF 20240101000000123")["as.of.instant"] == (
+        "20240101000000123"
+    )
+    stamp = "SELECT * FROM t TIMESTAMP AS OF '2024-01-02 03:04:05.678'"
+    assert read_options(spark, stamp)["as.of.instant"] == "20240102030405678"
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")
+    try:  # the wall-clock time written is what arrives, whatever the session time zone
+        assert read_options(spark, stamp)["as.of.instant"] == "20240102030405678"
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    assert read_options(spark, "SELECT * FROM t TIMESTAMP AS OF '2024-01-02'")["as.of.instant"] == (
+        "20240102000000000"
+    )
+    reader = spark.read.option("versionAsOf", "20240103000000000").table("t")
+    assert any(row["name"] == "as.of.instant=20240103000000000" for row in reader.collect())
+
+
+@pytest.mark.spark
+def test_time_travel_timestamp_must_be_a_spark_timestamp(spark: SparkSession) -> None:
+    from pyspark.errors import AnalysisException
+
+    with pytest.raises(AnalysisException, match="INVALID_TIME_TRAVEL_TIMESTAMP_EXPR"):
+        spark.sql("SELECT * FROM t TIMESTAMP AS OF '20240102030405678'").collect()
+
+
+@pytest.mark.spark
+def test_other_tables_are_untouched(spark: SparkSession) -> None:
+    spark.sql("CREATE TABLE plain (id INT) USING parquet")
+    spark.sql("INSERT INTO plain VALUES (7)")
+    assert [row["id"] for row in spark.sql("SELECT * FROM plain").collect()] == [7]
+    catalog = spark._jsparkSession.sessionState().catalogManager().catalog("spark_catalog")
+    gateway = spark.sparkContext._gateway
+    assert gateway is not None
+    namespace = gateway.new_array(gateway.jvm.java.lang.String, 1)
+    namespace[0] = "default"
+    identifier = gateway.jvm.org.apache.spark.sql.connector.catalog.Identifier
+
+    def table_class(name: str) -> str:
+        return str(catalog.loadTable(identifier.of(namespace, name)).getClass().getName())
+
+    assert table_class("plain") == "org.apache.spark.sql.connector.catalog.V1Table"
+    assert table_class("t") == "io.sqlext.catalog.HudiTable"
+
+
+@pytest.mark.spark
+def test_table_survives_a_restart(
+    spark: SparkSession, warehouse: Path, first_process_output: dict[str, str]
+) -> None:
+    expected = {
+        "path": f"file:{warehouse}/p",
+        "primarykey": "uuid",
+        "type": "mor",
+        "hoodie.query.as.ro.table": "true",
+    }
+    assert expected.items() <= first_process_output.items()
+    assert expected.items() <= read_options(spark, "SELECT * FROM persisted").items()
+    assert spark.table("persisted").schema.simpleString() == "struct<id:bigint,name:string>"
+
+
+def _first_process(warehouse: Path) -> None:
+    """Body of the subprocess: create ``persisted``, print what its reader received as one JSON line."""
+    spark = build_session(warehouse)
+    try:
+        spark.sql(_CREATE_PERSISTED.format(loc=warehouse / "p"))
+        received = read_options(spark, "SELECT * FROM persisted")
+    finally:
+        spark.stop()
+    sys.stdout.write(json.dumps(received) + "\n")
+
+
+if __name__ == "__main__":
+    _first_process(Path(sys.argv[1]))
