@@ -76,6 +76,12 @@ def aligned_frame(
             f"{len(targets)} are expected ({', '.join(targets)})")
     by_target = dict(zip(targets, query.columns, strict=True))
     types = {f.name: f.dataType for f in schema.fields}
+    source_types = dict(zip(query.columns, [f.dataType for f in query.schema.fields], strict=True))
+    for target, source in by_target.items():
+        if not _assignable(source_types[source], types[target]):
+            raise SqlAnalysisError(
+                f"Cannot write to {entry.display}: column {target} is {types[target].simpleString()} but the "
+                f"query gives {source_types[source].simpleString()}")
     projected: list[Column] = []
     for name in table_columns:
         if name in static:
@@ -90,12 +96,6 @@ def aligned_frame(
         result.schema  # noqa: B018 - forces analysis so cast errors surface here
     except AnalysisException as exc:
         raise SqlAnalysisError(f"Cannot write to {entry.display}: {str(exc).splitlines()[0]}") from exc
-    source_types = dict(zip(query.columns, [f.dataType for f in query.schema.fields], strict=True))
-    for target, source in by_target.items():
-        if not _assignable(source_types[source], types[target]):
-            raise SqlAnalysisError(
-                f"Cannot write to {entry.display}: column {target} is {types[target].simpleString()} but the "
-                f"query gives {source_types[source].simpleString()}")
     return result
 
 

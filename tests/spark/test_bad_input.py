@@ -1,0 +1,147 @@
+"""Bad input gets a clear error that names the table, column or key at fault, and loses nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from engine.errors import InvalidRecordKey
+from engine.filegroup.naming import parse_base_file_name
+from engine.table import Table
+from sqlext import shell
+from sqlext.errors import SqlAnalysisError, SqlParseError
+from sqlext.session import Session
+from tests.conftest import hudi_rs_rows
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def trips(session: Session, table_name: str) -> str:
+    session.sql(f"""CREATE TABLE {table_name} (id INT, name STRING, v DOUBLE, ts BIGINT, city STRING)
+        USING hudi PARTITIONED BY (city) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')""")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 1.0, 1, 'sf'), (2, 'b', 2.0, 1, 'la')")
+    return table_name
+
+
+def ids(session: Session, name: str) -> list[int]:
+    return sorted(r[0] for r in session.sql(f"SELECT id FROM {name}").collect())
+
+
+def test_unknown_table_is_named(session: Session) -> None:
+    for sql in ("INSERT INTO no_such_table VALUES (1)", "UPDATE no_such_table SET a = 1",
+                "DELETE FROM no_such_table", "MERGE INTO no_such_table t USING (SELECT 1 AS id) s ON t.id = s.id "
+                "WHEN MATCHED THEN DELETE"):
+        with pytest.raises(SqlAnalysisError, match="Table or view not found: default.no_such_table"):
+            session.sql(sql)
+
+
+def test_unknown_column_is_named(session: Session, trips: str) -> None:
+    with pytest.raises(SqlAnalysisError, match="unknown column nope"):
+        session.sql(f"UPDATE {trips} SET nope = 1")
+    with pytest.raises(SqlAnalysisError, match="nope"):
+        session.sql(f"INSERT INTO {trips} (id, nope) VALUES (3, 1)")
+    with pytest.raises(SqlAnalysisError, match="nope"):
+        session.sql(f"""MERGE INTO {trips} t USING (SELECT 3 AS id) s ON t.id = s.id
+                       WHEN MATCHED THEN UPDATE SET nope = 1""")
+    assert ids(session, trips) == [1, 2]
+
+
+def test_merge_on_must_cover_every_record_key_column(session: Session, table_name: str) -> None:
+    session.sql(f"""CREATE TABLE {table_name} (a INT, b STRING, v INT) USING hudi
+        TBLPROPERTIES (primaryKey = 'a,b')""")
+    with pytest.raises(SqlAnalysisError, match=r"record-key column \(a, b\).*missing: b"):
+        session.sql(f"""MERGE INTO {table_name} t USING (SELECT 1 AS a, 'x' AS b, 2 AS v) s ON t.a = s.a
+                       WHEN MATCHED THEN UPDATE SET *""")
+
+
+def test_null_record_key_fails_and_table_keeps_its_last_commit(session: Session, trips: str) -> None:
+    entry = session.catalog.lookup_name(trips)
+    assert entry is not None
+    before = Table.load(entry.location).timeline.completed_commits()
+    with pytest.raises(InvalidRecordKey, match="'id'"):
+        session.sql(f"INSERT INTO {trips} VALUES (NULL, 'x', 0.0, 2, 'sf'), (3, 'c', 3.0, 2, 'sf')")
+    table = Table.load(entry.location)
+    assert table.timeline.completed_commits()[-len(before):] == before
+    assert not [i for i in table.timeline.pending() if i.action == "commit"]
+    assert ids(session, trips) == [1, 2]
+    assert sorted(r["id"] for r in hudi_rs_rows(entry.location)) == [1, 2]
+
+
+def test_insert_column_count_and_type_mismatch(session: Session, trips: str) -> None:
+    with pytest.raises(SqlAnalysisError, match=rf"default\.{trips}.*produces 2 column\(s\) but 5"):
+        session.sql(f"INSERT INTO {trips} VALUES (3, 'c')")
+    with pytest.raises(SqlAnalysisError, match="column v is double but the query gives array<int>"):
+        session.sql(f"INSERT INTO {trips} VALUES (3, 'c', array(1), 2, 'sf')")
+    assert ids(session, trips) == [1, 2]
+
+
+def test_syntax_error_shows_line_and_column(session: Session, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SqlParseError) as caught:
+        session.sql("MERGE INTO t USING s\nON t.id = s.id\nWHEN MATCHED THEN FROBNICATE")
+    assert caught.value.line == 3
+    assert caught.value.column > 1
+    rc = shell.main(["-e", "SELECT 1;\nUPDATE t SET = 1"], session_factory=lambda **_: session)
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "Error in query" in err and "line 2" in err
+
+
+CRASHING_WRITER = textwrap.dedent("""
+    import os, sys
+    from pyspark.sql import SparkSession
+    import engine.write.commit as commit
+    from engine.spark.writer import write_dataframe
+    from engine.table import Table
+    from engine.write.operation import WriteOperation
+
+    def die(*args, **kwargs):  # the process dies after its files are written, before the commit
+        os._exit(17)
+
+    commit_finish = commit.finish_write
+    import engine.spark.writer as writer
+    writer.finish_write = die
+    spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+    table = Table.load(sys.argv[1])
+    df = spark.sql("SELECT * FROM VALUES (1, 'changed', 9.0, 5, 'sf'), (7, 'new', 7.0, 5, 'ny') "
+                   "AS s(id, name, v, ts, city)")
+    write_dataframe(spark, table, df, WriteOperation.UPSERT)
+""")
+
+
+@pytest.mark.slow
+def test_killed_writer_is_rolled_back_by_the_next_writer(session: Session, trips: str, tmp_path: Path) -> None:
+    entry = session.catalog.lookup_name(trips)
+    assert entry is not None
+    script = tmp_path / "crash.py"
+    script.write_text(CRASHING_WRITER)
+    result = subprocess.run([sys.executable, str(script), entry.location], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 17, result.stderr[-2000:]
+
+    table = Table.load(entry.location)
+    failed = [i for i in table.timeline.pending() if i.action == "commit"]
+    assert len(failed) == 1
+    failed_time = failed[0].timestamp
+    leftovers = [f for f in table.storage.list_files_recursive(entry.location)
+                 if (parsed := parse_base_file_name(f.name)) is not None and parsed[2] == failed_time]
+    assert leftovers, "the crashed writer should have left partial files behind"
+    # Readers never see the uncommitted data.
+    assert sorted((r["id"], r["name"]) for r in hudi_rs_rows(entry.location)) == [(1, "a"), (2, "b")]
+    assert ids(session, trips) == [1, 2]
+
+    session.sql(f"INSERT INTO {trips} VALUES (3, 'c', 3.0, 6, 'sf')")
+    table = Table.load(entry.location)
+    assert not table.timeline.find(failed_time) or all(i.action == "rollback" for i in table.timeline.find(failed_time))
+    rollbacks = [i for i in table.timeline.completed() if i.action == "rollback"]
+    assert rollbacks, "the next writer must write a rollback instant"
+    remaining = [f for f in table.storage.list_files_recursive(entry.location)
+                 if (parsed := parse_base_file_name(f.name)) is not None and parsed[2] == failed_time]
+    assert remaining == []
+    expected = [(1, "a"), (2, "b"), (3, "c")]
+    assert sorted((r["id"], r["name"]) for r in hudi_rs_rows(entry.location)) == expected
+    assert sorted(tuple(r) for r in session.sql(f"SELECT id, name FROM {trips}").collect()) == expected
