@@ -263,6 +263,10 @@ class HoodieConfig(Mapping[str, str]):
                 return self._props[key]
         return None
 
+    def raw_value(self, key: str) -> str | None:
+        """The stored string of a key given by name, or ``None``."""
+        return self._props.get(key)
+
     def contains(self, prop: ConfigProperty[Any]) -> bool:
         """Whether ``prop`` (or an alternative key) is set."""
         return self.raw(prop) is not None

@@ -128,7 +128,8 @@ def connect(
         spark = builder.enableHiveSupport().getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
     else:
-        wh = Path(spark.conf.get("spark.sql.warehouse.dir", str(default_warehouse())).removeprefix("file:"))
+        configured = spark.conf.get("spark.sql.warehouse.dir", None) or str(default_warehouse())
+        wh = Path(configured.removeprefix("file:"))
         for key, value in (conf or {}).items():
             spark.conf.set(str(key), str(value))
     spark.dataSource.register(HudiDataSource)

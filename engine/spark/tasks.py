@@ -150,12 +150,20 @@ def write_bucket_fn(ctx: WriteContext, plan: WritePlan) -> Callable[[Any, pa.Tab
     return run
 
 
-def bulk_insert_fn(ctx: WriteContext) -> ArrowBatchFn:
-    """``mapInArrow`` function streaming a task's rows into new file groups (bulk insert)."""
+def bulk_insert_fn(
+    ctx: WriteContext, key_props: dict[str, str] | None = None, key_schema: pa.Schema | None = None
+) -> ArrowBatchFn:
+    """``mapInArrow`` function streaming a task's rows into new file groups (bulk insert).
+
+    With ``key_props`` the rows carry no keys yet and the task computes them (one pass over the data);
+    otherwise they already have ``_hoodie_record_key`` / ``_hoodie_partition_path``.
+    """
+    add_keys = add_keys_fn(key_props, key_schema) if key_props is not None and key_schema is not None else None
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         writer = BulkInsertWriter(ctx, current_task())
-        for batch in batches:
+        keyed = add_keys(batches) if add_keys is not None else batches
+        for batch in keyed:
             writer.write(pa.Table.from_batches([batch]))
         yield stats_batch(writer.close())
 

@@ -76,7 +76,7 @@ def unwrap_task_error(exc: BaseException) -> EngineError | None:
     """The engine error raised inside a Spark task, rebuilt from the driver-side exception text."""
     for match in _TASK_ERROR.finditer(str(exc)):
         cls = getattr(errors, match.group(1))
-        return cls(match.group(2).strip())  # type: ignore[no-any-return]
+        return cls(match.group(2).strip())
     return None
 
 
@@ -223,10 +223,11 @@ def write_dataframe(
     )
     persisted: list[DataFrame] = []
     try:
-        keyed = df if prepped else add_keys(df, table, conf, data_schema)
+        replaced: dict[str, list[str]] = {}
         if operation is WriteOperation.BULK_INSERT:
-            stats, replaced = _bulk_insert(keyed, conf, ctx, metrics), {}
+            stats = _bulk_insert(df, table, conf, ctx, metrics, prepped, data_schema)
         else:
+            keyed = df if prepped else add_keys(df, table, conf, data_schema)
             stats, replaced = _bucketed_write(
                 spark, table, keyed, operation, conf, ctx, metrics, prepped, overwrite_partitions, persisted
             )
@@ -256,17 +257,27 @@ def write_dataframe(
             frame.unpersist()
 
 
-def _bulk_insert(keyed: DataFrame, conf: HoodieConfig, ctx: WriteContext, metrics: WriteMetrics) -> list[WriteStat]:
-    if conf.get(WriteConfig.COMBINE_BEFORE_INSERT):
-        keyed = _dedupe_in_spark(keyed, ctx.precombine_field)
+def _bulk_insert(
+    df: DataFrame, table: Table, conf: HoodieConfig, ctx: WriteContext, metrics: WriteMetrics, prepped: bool,
+    data_schema: pa.Schema,
+) -> list[WriteStat]:
     mode = conf.get(WriteConfig.BULKINSERT_SORT_MODE).upper()
+    combine = conf.get(WriteConfig.COMBINE_BEFORE_INSERT)
+    parallelism = conf.get(WriteConfig.BULKINSERT_PARALLELISM)
+    if not prepped and mode == "NONE" and not combine and parallelism <= 0:
+        # One pass: each task computes keys and writes (no shuffle, no second Arrow round trip).
+        fn = tasks.bulk_insert_fn(ctx, conf.as_dict(), _key_schema(table, data_schema, conf))
+        with metrics.phase("write"):
+            return _collect_stats(df.mapInArrow(fn, tasks.STATS_SCHEMA_DDL))
+    keyed = df if prepped else add_keys(df, table, conf, data_schema)
+    if combine:
+        keyed = _dedupe_in_spark(keyed, ctx.precombine_field)
     if mode == "GLOBAL_SORT":
         keyed = keyed.sort(PARTITION_PATH, RECORD_KEY)
     elif mode == "PARTITION_SORT":
         keyed = keyed.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
     elif mode == "PARTITION_PATH_REPARTITION":
         keyed = keyed.repartition(PARTITION_PATH)
-    parallelism = conf.get(WriteConfig.BULKINSERT_PARALLELISM)
     if parallelism > 0:
         keyed = keyed.repartition(parallelism)
     with metrics.phase("write"):

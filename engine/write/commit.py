@@ -103,7 +103,7 @@ def finish_write(
     _remove_files_of_failed_attempts(table, instant, stats)
     by_partition: dict[str, list[WriteStat]] = {}
     for stat in stats:
-        by_partition.setdefault(stat.partition_path, []).append(stat)
+        by_partition.setdefault(stat.partition_path or "", []).append(stat)
     extra = {"schema": json.dumps(avro_schema, separators=(",", ":"))}
     extra.update(extra_metadata or {})
     is_replace = instant.action == "replacecommit"

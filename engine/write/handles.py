@@ -126,19 +126,26 @@ def _with_meta(
     body = conform_table(data, ctx.data_schema, context=ctx.base_path)
     if ctx.populate_meta_fields:
         meta = [
-            pa.array([ctx.instant_time] * n, pa.string()) if n else pa.array([], pa.string()),
+            _constant(ctx.instant_time, n),
             seqnos,
             data.column(RECORD_KEY).cast(pa.string()),
             data.column(PARTITION_PATH).cast(pa.string()),
         ]
     else:
         meta = [pa.nulls(n, pa.string()) for _ in range(4)]
-    meta.append(pa.array([file_name] * n, pa.string()) if n else pa.array([], pa.string()))
+    meta.append(_constant(file_name, n))
     return pa.Table.from_arrays(meta + list(body.columns), schema=ctx.file_schema)
 
 
 def _seqnos(instant: str, task: TaskIdentity, count: int, start: int = 0) -> pa.Array:
-    return pa.array([f"{instant}_{task.partition_id}_{i}" for i in range(start, start + count)], pa.string())
+    """``<instant>_<taskPartitionId>_<n>`` for n in [start, start + count), built in Arrow."""
+    numbers = pc.cast(pa.array(np.arange(start, start + count, dtype=np.int64)), pa.string())
+    return pc.binary_join_element_wise(f"{instant}_{task.partition_id}_", numbers, "")
+
+
+def _constant(value: str, count: int) -> pa.Array:
+    """A string column holding ``value`` ``count`` times."""
+    return pc.fill_null(pa.nulls(count, pa.string()), value)
 
 
 def _open_writer(ctx: WriteContext, partition: str, file_name: str, io_type: IOType) -> BaseFileWriter:
@@ -279,13 +286,16 @@ def merge_file_group(
 
     new_positions = out_idx >= n_old
     incoming_rank = out_idx[new_positions] - n_old
-    seq = np.full(n_inc, None, dtype=object)
-    seq[incoming_rank] = [f"{ctx.instant_time}_{task.partition_id}_{i}" for i in range(len(incoming_rank))]
+    # Sequence numbers of written incoming records, in output order (None for dropped ones).
+    seq_index = np.full(n_inc, -1, dtype=np.int64)
+    seq_index[incoming_rank] = np.arange(len(incoming_rank))
+    seq_all = _seqnos(ctx.instant_time, task, n_inc)
+    seq = pc.take(seq_all, pa.array(np.where(seq_index >= 0, seq_index, 0)))
+    seq = pc.if_else(pa.array(seq_index >= 0), seq, pa.nulls(n_inc, pa.string()))
 
     file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
-    incoming = _with_meta(ctx, records, file_name, pa.array(seq, pa.string()))
-    old = old.set_column(old.schema.get_field_index(FILE_NAME), FILE_NAME,
-                         pa.array([file_name] * n_old, pa.string()) if n_old else pa.array([], pa.string()))
+    incoming = _with_meta(ctx, records, file_name, seq)
+    old = old.set_column(old.schema.get_field_index(FILE_NAME), FILE_NAME, _constant(file_name, n_old))
     combined = pa.concat_tables([old, incoming])
     output = combined.take(pa.array(out_idx))
 

@@ -19,13 +19,14 @@ from engine.spark.writer import write_dataframe
 from engine.storage import Storage
 from engine.table import Table
 from engine.write.operation import WriteOperation
-from sqlext.catalog import quote
+from sqlext.catalog import CatalogTable, quote
 from sqlext.commands.options import SQL_OPTION_KEYS, write_options
 from sqlext.commands.partitions import partition_paths_for_spec
 from sqlext.commands.results import dml_result, empty_result
 from sqlext.errors import SqlAnalysisError, UnsupportedStatement
 from sqlext.parser.statements import (
     AddColumns,
+    AlterTable,
     CreateTable,
     DropPartitions,
     DropTable,
@@ -140,7 +141,7 @@ def catalog_columns_ddl(schema: StructType) -> str:
 def _validate_existing(name: str, table: Table, props: dict[str, str]) -> None:
     for key in (TableConfig.RECORDKEY_FIELDS.key, TableConfig.PRECOMBINE_FIELD.key,
                 TableConfig.PARTITION_FIELDS.key, TableConfig.TYPE.key):
-        wanted, stored = props.get(key), table.config.get(key) if key in table.config else None
+        wanted, stored = props.get(key), table.config.raw_value(key)
         if wanted is not None and stored is not None and wanted != stored:
             raise SqlAnalysisError(
                 f"CREATE TABLE {name}: the Hudi table at {table.base_path} has {key}={stored}, "
@@ -214,7 +215,7 @@ def truncate_table(session: Session, stmt: TruncateTable) -> DataFrame:
     entry, table = session.catalog.require_hudi(stmt.ident)
     if stmt.partition_spec:
         paths = partition_paths_for_spec(table, dict(stmt.partition_spec), entry.display)
-        _delete_partitions(session, entry, table, paths)
+        _delete_partitions(session, table, paths)
     else:
         props = {k: v for k, v in table.config.items()}
         table.storage.delete_dir(table.base_path)
@@ -223,17 +224,16 @@ def truncate_table(session: Session, stmt: TruncateTable) -> DataFrame:
     return empty_result(session.spark)
 
 
-def _delete_partitions(session: Session, entry: object, table: Table, paths: list[str]) -> None:
+def _delete_partitions(session: Session, table: Table, paths: list[str]) -> None:
     spark = session.spark
     empty = spark.createDataFrame([], table_data_schema(table))
     write_dataframe(spark, table, empty, WriteOperation.DELETE_PARTITION, {}, overwrite_partitions=paths)
 
 
-def alter_table(session: Session, stmt: object) -> DataFrame:
+def alter_table(session: Session, stmt: AlterTable) -> DataFrame:
     """ALTER TABLE on a Hudi table: RENAME TO, ADD COLUMNS, SET/UNSET TBLPROPERTIES, DROP PARTITION."""
     spark, catalog = session.spark, session.catalog
-    ident = stmt.ident
-    entry, table = catalog.require_hudi(ident)
+    entry, table = catalog.require_hudi(stmt.ident)
     if isinstance(stmt, RenameTable):
         new_db, new_name = catalog.qualify(stmt.new_ident)
         spark.sql(f"ALTER TABLE {entry.qualified} RENAME TO {quote(new_db)}.{quote(new_name)}")
@@ -253,14 +253,14 @@ def alter_table(session: Session, stmt: object) -> DataFrame:
         if not paths and not stmt.if_exists:
             raise SqlAnalysisError(f"{entry.display}: no partition matches {stmt.specs}")
         if paths:
-            _delete_partitions(session, entry, table, paths)
+            _delete_partitions(session, table, paths)
     else:
         raise UnsupportedStatement(f"ALTER TABLE form {type(stmt).__name__} is not supported on Hudi tables")
     catalog.refresh(entry)
     return empty_result(spark)
 
 
-def add_columns(session: Session, entry: object, table: Table, stmt: AddColumns) -> None:
+def add_columns(session: Session, entry: CatalogTable, table: Table, stmt: AddColumns) -> None:
     """ADD COLUMNS: commit the widened schema (an empty commit carrying it, as Hudi's
     ``AlterHoodieTableAddColumnsCommand``) and update the catalog."""
     spark = session.spark

@@ -71,8 +71,8 @@ def update_table(session: Session, stmt: UpdateTable) -> DataFrame:
     rows = _matching_rows(session, entry, table, stmt.alias, stmt.where_sql, "UPDATE")
     projected: list[Column] = []
     for field in schema.fields:
-        value = assignments.get(field.name.lower())
-        expr = F.expr(value).cast(field.dataType) if value is not None else F.col(quote(field.name))
+        assigned = assignments.get(field.name.lower())
+        expr = F.expr(assigned).cast(field.dataType) if assigned is not None else F.col(quote(field.name))
         projected.append(expr.alias(field.name))
     options = write_options(spark, entry, table)
     located = _locate(rows, table, options)

@@ -1,0 +1,2 @@
+"""Hive Metastore sync: external tables for Hudi tables (copy-on-write: one table; merge-on-read:
+``_ro`` and ``_rt``), kept in step with every commit. Reads tables through :mod:`engine` only."""
