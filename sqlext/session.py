@@ -50,6 +50,8 @@ def session_conf(warehouse: Path, master: str | None = None) -> dict[str, str]:
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "true",
         "spark.sql.sources.partitionOverwriteMode": "static",
+        # Larger Arrow batches between the JVM and the write/read tasks: fewer per-batch overheads.
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
     }
     conf.update(jvm.spark_conf())
     return conf

@@ -94,6 +94,8 @@ def conform_table(
         SchemaMismatch: a column is missing (``fill_missing=False``) or cannot be cast.
     """
     table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+    if len(schema) == 0:
+        return table.select([])  # keeps the row count (count(*) reads no column)
     names = table.column_names
     columns = []
     prefix = f"{context}: " if context else ""

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import sqlglot
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
@@ -47,6 +48,8 @@ TARGET_KEY = "__sqlext_target_key"
 TARGET_PARTITION = "__sqlext_target_partition"
 TARGET_FILE_ID = "__sqlext_target_file_id"
 ACTION = "__sqlext_action"
+# Sources up to this many rows have their keys broadcast to filter the target's key index.
+BROADCAST_SOURCE_ROWS = 2_000_000
 
 
 def _column_refs(sql: str) -> list[tuple[str | None, str]]:
@@ -173,7 +176,15 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
         target = target.withColumnRenamed(RECORD_KEY, TARGET_KEY).withColumnRenamed(
             PARTITION_PATH, TARGET_PARTITION).withColumnRenamed(FILE_ID, TARGET_FILE_ID)
     else:
-        target = existing_key_locations(spark, table, None, conf).select(
+        # Only stored keys that occur in the source matter: a broadcast semi-join keeps the (large) key
+        # index from being shuffled.
+        src = src.persist(StorageLevel.MEMORY_AND_DISK)
+        source_keys = src.select(F.col("__sqlext_source_key").alias(RECORD_KEY)).distinct()
+        if src.count() <= BROADCAST_SOURCE_ROWS:
+            source_keys = F.broadcast(source_keys)
+        stored = existing_key_locations(spark, table, None, conf).join(
+            source_keys, on=RECORD_KEY, how="left_semi")
+        target = stored.select(
             F.col(RECORD_KEY).alias(TARGET_KEY), F.col(PARTITION_PATH).alias(TARGET_PARTITION),
             F.col(FILE_ID).alias(TARGET_FILE_ID))
     joined = src.alias(source_alias).join(
@@ -245,6 +256,9 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
     )
     # Hudi's ExpressionPayload keeps a stored record whose ordering value is greater than the source's.
     options = {**options, "hoodie.datasource.write.payload.class": EVENT_TIME_PAYLOADS[0]}
-    metrics = write_dataframe(spark, table, prepped, WriteOperation.UPSERT, options, prepped=True)
+    try:
+        metrics = write_dataframe(spark, table, prepped, WriteOperation.UPSERT, options, prepped=True)
+    finally:
+        src.unpersist()
     catalog.refresh(entry)
     return dml_result(spark, metrics)

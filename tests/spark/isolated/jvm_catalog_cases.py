@@ -2,7 +2,10 @@
 
 The reader is a toy ``hudi`` data source that echoes what it was given: one row per option it received
 (``name`` = ``"<key>=<value>"``) plus a row ``__schema__=<the schema Spark asked it to produce>``. Every
-integer column holds the row's index, so tables of any (int/string) shape can be read.
+integer column holds the row's index, so tables of any (int/string) shape can be read. With option
+``echo.record`` = a file, it also appends ``read <schema>`` there when it reads (so the schema it was asked
+for is visible whatever the columns); with ``echo.claim_filters`` its reader claims every pushed filter
+(without applying it) and records ``pushed <filter>`` lines.
 
 Derby (the embedded metastore) lets one process at a time open a warehouse, so the "survives a restart"
 check runs its first session in a fresh Python subprocess (this file run as a script) before the
@@ -43,6 +46,7 @@ def echo_source() -> type:
         DataSource,
         DataSourceReader,
         DataSourceWriter,
+        Filter,
         InputPartition,
         WriterCommitMessage,
     )
@@ -53,13 +57,27 @@ def echo_source() -> type:
             self.options = options
             self.schema = schema
 
+        def record(self, line: str) -> None:
+            if "echo.record" in self.options:
+                with open(self.options["echo.record"], "a", encoding="utf-8") as out:
+                    out.write(line + "\n")
+
         def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+            self.record(f"read {self.schema.simpleString()}")
             entries = sorted(self.options.items()) + [(SCHEMA_KEY, self.schema.simpleString())]
             for index, (key, value) in enumerate(entries):
                 yield tuple(
                     f"{key}={value}" if isinstance(field.dataType, StringType) else index
                     for field in self.schema.fields
                 )
+
+    class ClaimingEchoReader(EchoReader):
+        """Claims every filter without applying it: only Spark re-applying them keeps results right."""
+
+        def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 - Spark's name
+            for pushed in filters:
+                self.record(f"pushed {pushed!r}")
+            return iter(())
 
     class EchoWriter(DataSourceWriter):
         """Counts nothing; on commit, records its options in ``<path>/written.json``."""
@@ -88,6 +106,8 @@ def echo_source() -> type:
             return "id int, name string" if "path" in self.options else "no_path_given string"
 
         def reader(self, schema: StructType) -> DataSourceReader:
+            if "echo.claim_filters" in self.options:  # Spark refuses pushFilters unless pushdown is on
+                return ClaimingEchoReader(dict(self.options), schema)
             return EchoReader(dict(self.options), schema)
 
         def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
@@ -305,6 +325,89 @@ def test_two_scans_of_one_table_keep_their_own_options(spark: SparkSession) -> N
     sides = {(row["side"], row["name"]) for row in rows}
     assert ("a", "side=a") in sides and ("b", "side=b") in sides
     assert ("a", "side=b") not in sides and ("b", "side=a") not in sides
+
+
+def scan(spark: SparkSession, sql: str, record: Path) -> tuple[list[Any], list[str]]:
+    """Rows of ``sql`` (which passes ``'echo.record'='<record>'``) and the lines its readers recorded."""
+    record.unlink(missing_ok=True)
+    rows = spark.sql(sql.format(record=record)).collect()
+    return rows, record.read_text().splitlines() if record.exists() else []
+
+
+@pytest.fixture(scope="module")
+def wide(spark: SparkSession, warehouse: Path) -> str:
+    """A table with Hudi's commit time meta column among others (the toy reader fills it with text)."""
+    spark.sql(
+        "CREATE TABLE wide (id INT, _hoodie_commit_time STRING, name STRING, note STRING, n INT) "
+        f"USING hudi LOCATION '{warehouse}/wide' TBLPROPERTIES (primaryKey='id')"
+    )
+    return "wide WITH ('echo.record'='{record}')"
+
+
+@pytest.mark.spark
+def test_reader_produces_only_the_selected_columns(spark: SparkSession, wide: str, warehouse: Path) -> None:
+    record = warehouse / "record-select.txt"
+    everything, lines = scan(spark, f"SELECT * FROM {wide}", record)
+    assert lines == ["read struct<id:int,_hoodie_commit_time:string,name:string,note:string,n:int>"]
+    rows, lines = scan(spark, f"SELECT id FROM {wide}", record)
+    assert lines == ["read struct<id:int>"]
+    assert [row["id"] for row in rows] == list(range(len(everything)))
+    # Catalog order and types, whatever the order of the SELECT list.
+    rows, lines = scan(spark, f"SELECT n, name FROM {wide}", record)
+    assert lines == ["read struct<name:string,n:int>"]
+    assert rows[-1]["name"] == "__schema__=struct<name:string,n:int>" and rows[-1]["n"] == len(rows) - 1
+    # Per-query options and time travel still reach the pruned reader.
+    received = read_options(spark, "SELECT name FROM t VERSION AS OF '20240101000000000' WITH ('k'='v')")
+    assert received[SCHEMA_KEY] == "struct<name:string>"
+    assert received["as.of.instant"] == "20240101000000000" and received["k"] == "v"
+    assert received["primarykey"] == "id"
+
+
+@pytest.mark.spark
+def test_count_star_reads_one_cheap_column(spark: SparkSession, wide: str, warehouse: Path) -> None:
+    record = warehouse / "record-count.txt"
+    everything, _ = scan(spark, f"SELECT * FROM {wide}", record)
+    rows, lines = scan(spark, f"SELECT count(*) AS c FROM {wide}", record)
+    assert rows[0]["c"] == len(everything)
+    assert lines == ["read struct<_hoodie_commit_time:string>"]
+    # Without Hudi's commit time column, the first column.
+    t_with_record = "t WITH ('echo.record'='{record}')"
+    everything, _ = scan(spark, f"SELECT * FROM {t_with_record}", record)
+    rows, lines = scan(spark, f"SELECT count(*) AS c FROM {t_with_record}", record)
+    assert lines == ["read struct<id:int>"] and rows[0]["c"] == len(everything)
+
+
+@pytest.mark.spark
+def test_filter_columns_are_read_and_filters_still_apply(
+    spark: SparkSession, wide: str, warehouse: Path
+) -> None:
+    record = warehouse / "record-filter.txt"
+    rows, lines = scan(spark, f"SELECT name FROM {wide} WHERE n = 0", record)
+    assert lines == ["read struct<name:string,n:int>"]
+    assert [row["name"] for row in rows] == [f"echo.record={record}"]  # options sort first
+    # With Python filter pushdown on, filters reach the pruned reader; one that claims them all (and
+    # applies none) still gives right results, since the wrapper leaves every filter to Spark too.
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    try:
+        claiming = (
+            "SELECT name FROM wide WITH ('echo.record'='{record}', 'echo.claim_filters'='1') WHERE n = 0"
+        )
+        rows, lines = scan(spark, claiming, record)
+    finally:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
+    assert "pushed EqualTo(attribute=('n',), value=0)" in lines
+    assert lines[-1] == "read struct<name:string,n:int>"
+    assert [row["name"] for row in rows] == ["echo.claim_filters=1"]
+
+
+@pytest.mark.spark
+def test_self_join_scans_keep_their_own_columns_and_options(spark: SparkSession, wide: str) -> None:
+    rows = spark.sql(
+        "SELECT a.name, b.note FROM wide WITH ('side'='a') a JOIN wide WITH ('side'='b') b ON a.n = b.n"
+    ).collect()
+    pairs = {(row["name"], row["note"]) for row in rows}
+    assert ("side=a", "side=b") in pairs
+    assert ("__schema__=struct<name:string,n:int>", "__schema__=struct<note:string,n:int>") in pairs
 
 
 @pytest.mark.spark

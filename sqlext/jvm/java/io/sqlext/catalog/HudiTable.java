@@ -29,7 +29,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * <p>Each {@link #newScanBuilder} / {@link #newWriteBuilder} call asks a freshly looked-up provider
  * for a fresh table, because Spark's {@code PythonDataSourceV2} caches the Python reader it planned
  * with (its schema and options), and one catalog table may be scanned twice with different columns or
- * options in the same query (a self join, say).
+ * options in the same query (a self join, say). Scans are column-pruned: see {@link HudiScanBuilder}.
  */
 public final class HudiTable implements SupportsRead, SupportsWrite {
 
@@ -101,20 +101,30 @@ public final class HudiTable implements SupportsRead, SupportsWrite {
     return catalogOptions;
   }
 
+  /**
+   * A {@link HudiScanBuilder}: the scan reads only the columns the query needs, through a source table
+   * created with that pruned schema, with the catalog options under {@code options}.
+   */
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    Table table = freshSourceTable();
+    CaseInsensitiveStringMap merged = HudiTableOptions.overlay(catalogOptions, options.asCaseSensitiveMap());
+    return HudiScanBuilder.create(schema, sourceScanBuilder(schema, merged),
+        readSchema -> sourceScanBuilder(readSchema, merged));
+  }
+
+  /** The scan builder of a fresh source table producing {@code readSchema}. */
+  private ScanBuilder sourceScanBuilder(StructType readSchema, CaseInsensitiveStringMap options) {
+    Table table = freshSourceTable(readSchema);
     if (!(table instanceof SupportsRead)) {
       throw new UnsupportedOperationException(
           "Table " + name + ": the '" + HudiSessionCatalog.PROVIDER + "' data source cannot read");
     }
-    return ((SupportsRead) table).newScanBuilder(
-        HudiTableOptions.overlay(catalogOptions, options.asCaseSensitiveMap()));
+    return ((SupportsRead) table).newScanBuilder(options);
   }
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    Table table = freshSourceTable();
+    Table table = freshSourceTable(schema);
     if (!(table instanceof SupportsWrite)) {
       throw new UnsupportedOperationException(
           "Table " + name + ": the '" + HudiSessionCatalog.PROVIDER + "' data source cannot write");
@@ -124,12 +134,13 @@ public final class HudiTable implements SupportsRead, SupportsWrite {
     return ((SupportsWrite) table).newWriteBuilder(new MergedWriteInfo(info, merged));
   }
 
-  private Table freshSourceTable() {
+  /** A table of a freshly looked-up provider whose reader produces {@code readSchema}. */
+  private Table freshSourceTable(StructType readSchema) {
     TableProvider provider = HudiSessionCatalog.lookupProvider().orElseThrow(
         () -> new IllegalStateException("Table " + name + " has provider '" + HudiSessionCatalog.PROVIDER
             + "' but no data source of that name is registered in this Spark session "
             + "(register sqlext's Python data source first)"));
-    return provider.getTable(schema, partitioning.clone(), catalogOptions);
+    return provider.getTable(readSchema, partitioning.clone(), catalogOptions);
   }
 
   /** A {@link LogicalWriteInfo} identical to another except for its options. */
