@@ -37,6 +37,8 @@ class PeakMemory:
 
     def __init__(self) -> None:
         self.peak = 0
+        self.peak_python = 0
+        self.peak_jvm = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -44,9 +46,11 @@ class PeakMemory:
         me = psutil.Process()
         while not self._stop.is_set():
             try:
-                total = me.memory_info().rss + sum(c.memory_info().rss for c in me.children(recursive=True)
-                                                   if "java" in c.name().lower())
-                self.peak = max(self.peak, total)
+                python = me.memory_info().rss
+                jvm = sum(c.memory_info().rss for c in me.children(recursive=True) if "java" in c.name().lower())
+                self.peak = max(self.peak, python + jvm)
+                self.peak_python = max(self.peak_python, python)
+                self.peak_jvm = max(self.peak_jvm, jvm)
             except psutil.Error:
                 pass
             time.sleep(0.05)
@@ -84,7 +88,7 @@ def run(data: Path, work: Path, codec: str, also_gzip: bool) -> dict[str, Any]:
 
     results: dict[str, Any] = {"data": str(data), "codec": codec, "cores": os.cpu_count()}
     session = sqlext.connect(warehouse=work / "warehouse", conf={
-        "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "4g"})
+        "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "2g"})
     spark = session.spark
     lineitem = f"parquet.`{data}/lineitem.parquet`"
     rows = spark.sql(f"SELECT count(*) FROM {lineitem}").collect()[0][0]
@@ -142,6 +146,8 @@ def run(data: Path, work: Path, codec: str, also_gzip: bool) -> dict[str, Any]:
         results["hudi_merge_s"] = round(seconds, 2)
         results["hudi_merge_metrics"] = metrics[0].asDict()
     results["driver_peak_rss_mb"] = round(memory.peak / 2**20)
+    results["driver_python_peak_rss_mb"] = round(memory.peak_python / 2**20)
+    results["driver_jvm_peak_rss_mb"] = round(memory.peak_jvm / 2**20)
 
     # 5. Peer: the same merge with delta-rs on the same data.
     spark.sql(source_df).write.mode("overwrite").parquet(str(work / "lineitem_with_year"))

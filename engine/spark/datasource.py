@@ -41,7 +41,7 @@ from engine.table import Table
 
 logger = logging.getLogger(__name__)
 
-TARGET_SPLIT_BYTES = 128 * 1024 * 1024
+TARGET_SPLIT_BYTES = 32 * 1024 * 1024  # slices are grouped up to this size per Spark task
 
 
 def _table_path(options: dict[str, str]) -> str:
@@ -140,7 +140,7 @@ class HudiDataSourceReader(DataSourceReader):
         return plan_query(table, HoodieConfig(self._options), self._partition_filter(table))
 
     def partitions(self) -> Sequence[InputPartition]:
-        """Slices grouped into input partitions of about 128 MB."""
+        """Slices grouped into input partitions of up to 32 MB (small slices share a task)."""
         plan = self._plan()
         self._plan_cache = plan
         groups: list[list[ReadSplit]] = []
