@@ -20,6 +20,7 @@ from engine.index.simple import KeyedFile, read_key_locations
 from engine.keygen import KeyGenerator
 from engine.storage import Storage
 from engine.timeline.commit_metadata import WriteStat
+from engine.write.append_handle import LatestSlice, append_to_file_group
 from engine.write.handles import (
     BulkInsertWriter,
     TaskIdentity,
@@ -135,13 +136,25 @@ def assign_buckets_fn(plan: WritePlan) -> ArrowBatchFn:
     return run
 
 
-def write_bucket_fn(ctx: WriteContext, plan: WritePlan) -> Callable[[Any, pa.Table], pa.Table]:
-    """``applyInArrow`` function writing one bucket (file group) and returning its write stats."""
+def write_bucket_fn(
+    ctx: WriteContext, plan: WritePlan, append_slices: dict[str, LatestSlice] | None = None
+) -> Callable[[Any, pa.Table], pa.Table]:
+    """``applyInArrow`` function writing one bucket (file group) and returning its write stats.
+
+    Args:
+        ctx: write context.
+        plan: the buckets.
+        append_slices: merge-on-read file groups (by file id) whose updates and deletes are appended to
+            a log file of this latest slice instead of rewriting the base file.
+    """
+    appends = append_slices or {}
 
     def run(key: Any, table: pa.Table) -> pa.Table:
         bucket = plan.buckets[int(key[0].as_py())]
         task = current_task()
-        if bucket.kind is BucketKind.UPDATE and bucket.existing is not None:
+        if bucket.kind is BucketKind.UPDATE and bucket.file_id in appends:
+            stats = append_to_file_group(ctx, appends[bucket.file_id], table, task)
+        elif bucket.kind is BucketKind.UPDATE and bucket.existing is not None:
             stats = merge_file_group(ctx, bucket.existing, table, task)
         else:
             stats = create_file_group(ctx, bucket.partition_path, bucket.file_id, table, task)

@@ -35,6 +35,7 @@ from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_a
 from engine.spark import tasks
 from engine.table import Table
 from engine.timeline.commit_metadata import WriteStat
+from engine.write.append_handle import LatestSlice
 from engine.write.commit import finish_write, start_write
 from engine.write.handles import WriteContext
 from engine.write.metrics import WriteMetrics
@@ -316,9 +317,15 @@ def _bucketed_write(
         view = table.file_system_view()
         touched = sorted({r[0] for r in counts})
         latest: dict[str, ExistingFileGroup] = {}
+        slices: dict[str, LatestSlice] = {}
         for partition in touched:
             for bf in view.latest_base_files(partition):
                 latest[bf.file_id] = ExistingFileGroup(partition, bf.file_id, bf.path, bf.commit_time, bf.size)
+            if table.is_mor:
+                for fs in view.latest_file_slices(partition, merge_pending_compaction=False):
+                    slices[fs.file_id] = LatestSlice(
+                        partition, fs.file_id, fs.base_instant, fs.base_file.name if fs.base_file else "",
+                        tuple(lf.name for lf in fs.log_files))
         replaced: dict[str, list[str]] = {}
         small: dict[str, list[ExistingFileGroup]] = {}
         if operation.is_replace:
@@ -332,8 +339,13 @@ def _bucketed_write(
                     replaced[partition] = ids
         elif operation is not WriteOperation.DELETE:
             for fg in latest.values():
-                if fg.size_bytes < conf.get(WriteConfig.SMALL_FILE_LIMIT):
-                    small.setdefault(fg.partition_path, []).append(fg)
+                if fg.size_bytes >= conf.get(WriteConfig.SMALL_FILE_LIMIT):
+                    continue
+                # Merge-on-read: only log-free slices that get no updates take inserts (their base file is
+                # rewritten), so every key stays findable in a base file by the simple index.
+                if table.is_mor and (slices[fg.file_id].log_file_names or fg.file_id in profile.updates):
+                    continue
+                small.setdefault(fg.partition_path, []).append(fg)
         missing = [fid for fid in profile.updates if fid not in latest]
         if missing:
             raise errors.CommitConflict(
@@ -347,7 +359,9 @@ def _bucketed_write(
         bucket_schema = StructType([*tagged.schema.fields, StructField(BUCKET, IntegerType(), False)])
         bucketed = tagged.mapInArrow(tasks.assign_buckets_fn(plan), bucket_schema)
         bucketed = bucketed.repartition(max(1, partitions), BUCKET)
-        written = bucketed.groupBy(BUCKET).applyInArrow(tasks.write_bucket_fn(ctx, plan), tasks.STATS_SCHEMA_DDL)
+        appends = {fid: slices[fid] for fid in profile.updates if fid in slices} if table.is_mor else {}
+        written = bucketed.groupBy(BUCKET).applyInArrow(
+            tasks.write_bucket_fn(ctx, plan, appends), tasks.STATS_SCHEMA_DDL)
         stats = _collect_stats(written)
     return stats, replaced
 

@@ -114,14 +114,21 @@ class TaskIdentity:
         return f"{self.partition_id}-{self.stage_id}-{self.attempt_id}"
 
 
-def _with_meta(
+def with_meta_columns(
     ctx: WriteContext,
     data: pa.Table,
     file_name: str,
     seqnos: pa.Array,
 ) -> pa.Table:
     """``data`` (with key/partition columns) conformed to the file schema with meta columns set for
-    records written by this instant."""
+    records written by this instant.
+
+    Args:
+        ctx: write context.
+        data: rows with the data columns, ``_hoodie_record_key`` and ``_hoodie_partition_path``.
+        file_name: value of ``_hoodie_file_name`` (the base file name; the file id for log records).
+        seqnos: ``_hoodie_commit_seqno`` values, one per row.
+    """
     n = data.num_rows
     body = conform_table(data, ctx.data_schema, context=ctx.base_path)
     if ctx.populate_meta_fields:
@@ -137,7 +144,7 @@ def _with_meta(
     return pa.Table.from_arrays(meta + list(body.columns), schema=ctx.file_schema)
 
 
-def _seqnos(instant: str, task: TaskIdentity, count: int, start: int = 0) -> pa.Array:
+def seqnos(instant: str, task: TaskIdentity, count: int, start: int = 0) -> pa.Array:
     """``<instant>_<taskPartitionId>_<n>`` for n in [start, start + count), built in Arrow."""
     numbers = pc.cast(pa.array(np.arange(start, start + count, dtype=np.int64)), pa.string())
     return pc.binary_join_element_wise(f"{instant}_{task.partition_id}_", numbers, "")
@@ -211,7 +218,7 @@ def create_file_group(
     file_name = base_file_name(file_id, task.write_token, ctx.instant_time)
     writer = _open_writer(ctx, partition, file_name, IOType.CREATE)
     try:
-        writer.write(_with_meta(ctx, records, file_name, _seqnos(ctx.instant_time, task, records.num_rows)))
+        writer.write(with_meta_columns(ctx, records, file_name, seqnos(ctx.instant_time, task, records.num_rows)))
     finally:
         stats = writer.close()
     elapsed = int((time.monotonic() - start) * 1000)
@@ -289,12 +296,12 @@ def merge_file_group(
     # Sequence numbers of written incoming records, in output order (None for dropped ones).
     seq_index = np.full(n_inc, -1, dtype=np.int64)
     seq_index[incoming_rank] = np.arange(len(incoming_rank))
-    seq_all = _seqnos(ctx.instant_time, task, n_inc)
+    seq_all = seqnos(ctx.instant_time, task, n_inc)
     seq = pc.take(seq_all, pa.array(np.where(seq_index >= 0, seq_index, 0)))
     seq = pc.if_else(pa.array(seq_index >= 0), seq, pa.nulls(n_inc, pa.string()))
 
     file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
-    incoming = _with_meta(ctx, records, file_name, seq)
+    incoming = with_meta_columns(ctx, records, file_name, seq)
     old = old.set_column(old.schema.get_field_index(FILE_NAME), FILE_NAME, _constant(file_name, n_old))
     combined = pa.concat_tables([old, incoming])
     output = combined.take(pa.array(out_idx))
@@ -345,9 +352,9 @@ class BulkInsertWriter:
             writer = _open_writer(self._ctx, partition, file_name, IOType.CREATE)
             self._open[partition] = (file_id, file_name, writer, time.monotonic())
         file_id, file_name, writer, _ = self._open[partition]
-        seq = _seqnos(self._ctx.instant_time, self._task, rows.num_rows, self._seq)
+        seq = seqnos(self._ctx.instant_time, self._task, rows.num_rows, self._seq)
         self._seq += rows.num_rows
-        writer.write(_with_meta(self._ctx, rows, file_name, seq))
+        writer.write(with_meta_columns(self._ctx, rows, file_name, seq))
         if writer.bytes_written >= self._max_size:
             self._close(partition)
 

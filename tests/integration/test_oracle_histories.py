@@ -1,4 +1,4 @@
-"""The hudi-rs oracle on scripted copy-on-write histories.
+"""The hudi-rs oracle on scripted copy-on-write and merge-on-read histories.
 
 Each history is a list of steps (inserts, upserts, MERGE with deletes, UPDATE, DELETE, partition and
 table overwrites) run through ``Session.sql``. A plain Python model of the table is updated alongside.
@@ -147,13 +147,15 @@ HISTORIES = {
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
 @pytest.mark.parametrize("history", sorted(HISTORIES))
-def test_history_matches_oracle_after_every_commit(session: Session, table_name: str, history: str) -> None:
+def test_history_matches_oracle_after_every_commit(
+        session: Session, table_name: str, history: str, table_type: str) -> None:
     partition_clause, extra, steps = HISTORIES[history]
-    name = f"{table_name}_{history}"
+    name = f"{table_name}_{history}_{table_type}"
     session.sql(f"""CREATE TABLE {name} (id INT, name STRING, v DOUBLE, ts BIGINT, p STRING) USING hudi
         {partition_clause}
-        TBLPROPERTIES (type = 'cow', primaryKey = 'id', preCombineField = 'ts' {extra})""")
+        TBLPROPERTIES (type = '{table_type}', primaryKey = 'id', preCombineField = 'ts' {extra})""")
     entry = session.catalog.lookup_name(name)
     assert entry is not None
     model = Model(partitioned=bool(partition_clause))

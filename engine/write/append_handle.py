@@ -1,0 +1,121 @@
+"""The append handle (Hudi ``HoodieAppendHandle``): updates and deletes of a merge-on-read file group
+appended as a new log file of its latest file slice.
+
+Each write creates the next log version ``.<fileId>_<baseInstant>.log.<n>_<token>`` (Hudi 0.14 never
+re-opens a log file; FORMAT.md §5.5) holding an ``AVRO_DATA_BLOCK`` with the new record versions (meta
+columns included, ``_hoodie_file_name`` = the file id) and/or a ``DELETE_BLOCK`` with the deleted keys.
+Deletes carry ordering value 0 typed like the precombine field, as Hudi's Spark SQL DELETE writes, which
+readers treat as commit-time ordering.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from engine.config import WriteConfig
+from engine.filegroup.naming import log_file_name, parse_log_file_name
+from engine.formats.log_format import (
+    AvroDataBlock,
+    DeleteBlock,
+    DeleteRecord,
+    LogBlock,
+    LogWriter,
+    ordering_wrapper_for,
+)
+from engine.timeline.commit_metadata import RuntimeStats, WriteStat
+from engine.write.handles import TaskIdentity, WriteContext, seqnos, with_meta_columns
+from engine.write.markers import IOType, Marker, create_marker
+from engine.write.prepare import PARTITION_PATH, RECORD_KEY, dedupe_by_key, deleted_mask
+
+
+@dataclass(frozen=True)
+class LatestSlice:
+    """The latest file slice of a merge-on-read file group, as the append handle needs it.
+
+    Attributes:
+        partition_path: relative partition path.
+        file_id: file group id.
+        base_instant: the slice's base instant (log files carry it in their names).
+        base_file_name: the slice's base file name, or ``""`` for a log-only slice.
+        log_file_names: names of the slice's existing log files.
+    """
+
+    partition_path: str
+    file_id: str
+    base_instant: str
+    base_file_name: str
+    log_file_names: tuple[str, ...] = ()
+
+
+def next_log_version(ctx: WriteContext, slice_: LatestSlice) -> int:
+    """1 + the highest version of the slice's log files present in storage (listing the partition)."""
+    highest = 0
+    for info in ctx.storage.list_dir(ctx.partition_dir(slice_.partition_path)):
+        parsed = parse_log_file_name(info.name)
+        if parsed and parsed.file_id == slice_.file_id and parsed.base_instant == slice_.base_instant:
+            highest = max(highest, parsed.version)
+    return highest + 1
+
+
+def _zero_ordering(ctx: WriteContext) -> tuple[object, str | None]:
+    field = ctx.precombine_field
+    if not field or field not in ctx.data_schema.names:
+        return None, None
+    arrow_type = ctx.data_schema.field(field).type
+    wrapper = ordering_wrapper_for(arrow_type)
+    zero: object = {"StringWrapper": "0", "BooleanWrapper": False, "BytesWrapper": b""}.get(wrapper, 0)
+    return zero, wrapper
+
+
+def append_to_file_group(
+    ctx: WriteContext, slice_: LatestSlice, records: pa.Table, task: TaskIdentity
+) -> list[WriteStat]:
+    """Append ``records`` (upserts, and deletes flagged ``_hoodie_is_deleted``) to a new log file of the
+    file group's latest slice.
+
+    Returns:
+        One delta write stat (``logVersion``, ``baseFile``, ``logFiles``), or none when nothing survives.
+
+    Raises:
+        StorageError: the log file exists already or cannot be written.
+    """
+    start = time.monotonic()
+    if ctx.conf.get(WriteConfig.COMBINE_BEFORE_UPSERT):
+        records = dedupe_by_key(records, ctx.precombine_field)
+    deletes = deleted_mask(records)
+    upserts = records.filter(pa.array(~deletes)) if deletes.any() else records
+    removed = records.filter(pa.array(deletes)) if deletes.any() else records.slice(0, 0)
+    if upserts.num_rows == 0 and removed.num_rows == 0:
+        return []
+    version = next_log_version(ctx, slice_)
+    name = log_file_name(slice_.file_id, slice_.base_instant, version, task.write_token)
+    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, Marker(slice_.partition_path, name, IOType.APPEND))
+    blocks: list[LogBlock] = []
+    if upserts.num_rows:
+        with_meta = with_meta_columns(ctx, upserts, slice_.file_id, seqnos(ctx.instant_time, task, upserts.num_rows))
+        blocks.append(AvroDataBlock.from_table(with_meta, ctx.avro_schema, ctx.instant_time))
+    if removed.num_rows:
+        zero, wrapper = _zero_ordering(ctx)
+        keys = removed.column(RECORD_KEY).to_pylist()
+        partitions = removed.column(PARTITION_PATH).to_pylist()
+        entries = [DeleteRecord(k, p, zero, wrapper) for k, p in zip(keys, partitions, strict=True)]
+        blocks.append(DeleteBlock.from_records(entries, ctx.instant_time, ctx.avro_schema))
+    writer = LogWriter(ctx.storage, ctx.storage.join(ctx.partition_dir(slice_.partition_path), name))
+    try:
+        writer.append_blocks(blocks)
+    finally:
+        size = writer.close()
+    elapsed = int((time.monotonic() - start) * 1000)
+    path = f"{slice_.partition_path}/{name}" if slice_.partition_path else name
+    return [WriteStat(
+        file_id=slice_.file_id, path=path, prev_commit=slice_.base_instant,
+        num_writes=upserts.num_rows, num_deletes=removed.num_rows, num_update_writes=upserts.num_rows,
+        num_inserts=0, total_write_bytes=size, total_write_errors=0, partition_path=slice_.partition_path,
+        file_size_in_bytes=size, total_log_blocks=len(blocks),
+        runtime_stats=RuntimeStats(total_scan_time=0, total_upsert_time=elapsed, total_create_time=0),
+        log_version=version, log_offset=0, base_file=slice_.base_file_name,
+        log_files=[*slice_.log_file_names, name],
+    )]
