@@ -236,6 +236,16 @@ class ReadConfig:
                               "Set by Hive sync on _ro (true) / _rt (false) tables.")
 
 
+class MemoryConfig:
+    """Memory limits of merge-on-read merging (Hudi ``HoodieMemoryConfig``)."""
+
+    MAX_MEMORY_FOR_MERGE = _int("hoodie.memory.merge.max.size", 1073741824,
+                                "Bytes of decoded log records a file-slice merge may hold in memory before "
+                                "spilling to hoodie.memory.spillable.map.path (Hudi default 1 GiB).")
+    SPILLABLE_MAP_PATH = _str("hoodie.memory.spillable.map.path", "/tmp/",
+                              "Local directory for merge spill files.")
+
+
 class HoodieConfig(Mapping[str, str]):
     """An immutable string map of ``hoodie.*`` options with typed access.
 

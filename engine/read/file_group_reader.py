@@ -1,8 +1,8 @@
 """The file-group reader (Hudi ``HoodieFileGroupReader``): the rows of one file slice, conformed to the
 schema a query asked for, with incremental commit-time filtering.
 
-Copy-on-write slices are base files only. Merge-on-read slices with log files need the log merger,
-which this module does not implement yet (it raises :class:`UnsupportedTable` naming the slice).
+Copy-on-write slices (and read-optimized queries) are base files only. Merge-on-read slices with log files
+are merged by :mod:`engine.read.log_merger` (Hudi ``HoodieMergedLogRecordScanner`` + payload combine).
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import pyarrow.parquet as pq
 from engine.errors import UnsupportedTable
 from engine.formats.avro_schema import META_FIELDS
 from engine.formats.conform import conform_table
+from engine.formats.log_format import LogBlock
+from engine.read.log_merger import filter_commit_range, merge_file_slice, scan_log_blocks, work_schema
 from engine.read.planner import QueryPlan, ReadSplit
 from engine.storage import Storage
 
@@ -31,18 +33,21 @@ def read_split(
         storage: table storage.
         split: the file slice.
         schema: requested Arrow schema (columns matched by name, case-insensitive; missing ones null).
-        plan: the query plan (incremental range).
+        plan: the query plan (incremental range, visible instants, merge settings).
         batch_rows: rows per batch read from parquet.
 
     Raises:
-        UnsupportedTable: the slice has log files (merge-on-read merging is not implemented yet).
+        UnsupportedTable: the slice has log files but the plan has no merge settings, or the table's
+            payload class is not supported.
+        CorruptFile: undecodable log block content or null record keys (corrupt log regions are skipped
+            with a warning, never raised).
+        SchemaMismatch: data that cannot be conformed to ``schema``.
     """
     if split.log_files:
-        raise UnsupportedTable(
-            f"file slice {split.file_id} in partition '{split.partition_path}' has log files; "
-            "merge-on-read snapshot reads are not implemented yet (use hoodie.datasource.query.type="
-            "read_optimized)"
-        )
+        blocks = scan_log_blocks(storage, split.log_files, plan.block_filter())
+        if blocks:
+            yield from _read_merged(storage, split, schema, plan, blocks, batch_rows)
+            return
     if split.base_file is None:
         return
     with storage.open_input(split.base_file) as handle:
@@ -61,3 +66,21 @@ def read_split(
                 if table.num_rows == 0:
                     continue
             yield from conform_table(table, schema, context=split.base_file).to_batches()
+
+
+def _read_merged(
+    storage: Storage, split: ReadSplit, schema: pa.Schema, plan: QueryPlan, blocks: list[LogBlock],
+    batch_rows: int,
+) -> Iterator[pa.RecordBatch]:
+    """Merge-on-read path of :func:`read_split`."""
+    where = (f"file slice {split.file_id} (base instant {split.base_instant}) in partition "
+             f"'{split.partition_path}'")
+    if plan.merge is None:
+        raise UnsupportedTable(f"{where} has log files but the query plan carries no merge settings")
+    work = work_schema(schema, plan.merge)
+    for table in merge_file_slice(storage, split.base_file, blocks, work, plan.merge, batch_rows=batch_rows,
+                                  context=where):
+        if plan.begin is not None:
+            table = filter_commit_range(table, plan.begin, plan.end)
+        if table.num_rows:
+            yield from conform_table(table, schema, context=where).to_batches()

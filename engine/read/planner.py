@@ -15,6 +15,7 @@ from enum import Enum
 
 from engine.config import HoodieConfig, ReadConfig
 from engine.errors import ConfigError
+from engine.read.log_merger import BlockFilter, MergeSettings
 from engine.table import Table
 
 
@@ -58,6 +59,10 @@ class QueryPlan:
         begin: incremental lower bound (exclusive), or ``None``.
         end: incremental upper bound (inclusive), or ``None``.
         completed_instants: completed write instants ≤ ``as_of``/``end`` (log blocks of others are ignored).
+        timeline_start: first completed write instant of the active timeline (older log blocks count as
+            committed: their commits were archived), or ``None``.
+        pending_instants: requested/inflight write instants (their log blocks are ignored).
+        merge: merge-on-read settings (set for snapshot/incremental queries on MOR tables).
     """
 
     splits: tuple[ReadSplit, ...]
@@ -66,6 +71,17 @@ class QueryPlan:
     begin: str | None = None
     end: str | None = None
     completed_instants: frozenset[str] = frozenset()
+    timeline_start: str | None = None
+    pending_instants: frozenset[str] = frozenset()
+    merge: MergeSettings | None = None
+
+    def block_filter(self) -> BlockFilter:
+        """Which log blocks the query applies (FORMAT.md §5.4): instant ≤ the query instant (``as_of`` /
+        ``end``, else the latest completed instant), committed, and in ``(begin, end]`` for incremental
+        queries."""
+        latest = self.as_of or self.end or (max(self.completed_instants) if self.completed_instants else None)
+        return BlockFilter(latest, self.completed_instants, self.timeline_start, self.pending_instants,
+                           self.begin)
 
 
 def normalize_instant(value: str) -> str:
@@ -146,4 +162,9 @@ def plan_query(
             size = (base.size if base else 0) + sum(lf.size for lf in slice_.log_files if lf.path in logs)
             splits.append(ReadSplit(partition, slice_.file_id, slice_.base_instant,
                                     base.path if base else None, logs, size))
-    return QueryPlan(tuple(splits), query_type, as_of, begin, end, visible)
+    merge = None
+    if table.is_mor and query_type is not QueryType.READ_OPTIMIZED and any(s.log_files for s in splits):
+        merge = MergeSettings.from_table(table, options)
+    pending = frozenset(i.timestamp for i in timeline.pending_commits())
+    return QueryPlan(tuple(splits), query_type, as_of, begin, end, visible,
+                     completed[0] if completed else None, pending, merge)

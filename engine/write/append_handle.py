@@ -4,12 +4,13 @@ appended as a new log file of its latest file slice.
 Each write creates the next log version ``.<fileId>_<baseInstant>.log.<n>_<token>`` (Hudi 0.14 never
 re-opens a log file; FORMAT.md §5.5) holding an ``AVRO_DATA_BLOCK`` with the new record versions (meta
 columns included, ``_hoodie_file_name`` = the file id) and/or a ``DELETE_BLOCK`` with the deleted keys.
-Deletes carry ordering value 0 typed like the precombine field, as Hudi's Spark SQL DELETE writes, which
-readers treat as commit-time ordering.
+Deletes carry the deleted record's own ordering value typed like the precombine field, so they win by
+commit order under both Java's and hudi-rs's delete rules.
 """
 
 from __future__ import annotations
 
+import datetime
 import time
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ import pyarrow as pa
 
 from engine.config import WriteConfig
 from engine.filegroup.naming import log_file_name, parse_log_file_name
+from engine.formats.conform import conform_array
 from engine.formats.log_format import (
     AvroDataBlock,
     DeleteBlock,
@@ -60,14 +62,27 @@ def next_log_version(ctx: WriteContext, slice_: LatestSlice) -> int:
     return highest + 1
 
 
-def _zero_ordering(ctx: WriteContext) -> tuple[object, str | None]:
+def _delete_ordering(ctx: WriteContext, removed: pa.Table) -> tuple[list[object], str | None]:
+    """Ordering values for the delete records: each deleted record's own precombine value, typed like the
+    field (0 where it is null). Equal to the stored value, the delete then wins by commit order under both
+    Java's rule (an ordering value other than Integer 0 loses only to a greater one) and hudi-rs's."""
     field = ctx.precombine_field
     if not field or field not in ctx.data_schema.names:
-        return None, None
-    arrow_type = ctx.data_schema.field(field).type
-    wrapper = ordering_wrapper_for(arrow_type)
+        return [None] * removed.num_rows, None
+    wrapper = ordering_wrapper_for(ctx.data_schema.field(field).type)
     zero: object = {"StringWrapper": "0", "BooleanWrapper": False, "BytesWrapper": b""}.get(wrapper, 0)
-    return zero, wrapper
+    if field not in removed.column_names:
+        return [zero] * removed.num_rows, wrapper
+    column = conform_array(removed.column(field), ctx.data_schema.field(field).type, field)
+    values = [zero if v is None else v for v in column.to_pylist()]
+    if wrapper in ("DateWrapper",):
+        values = [(v - _EPOCH).days if isinstance(v, datetime.date) else v for v in values]
+    elif wrapper in ("TimestampMicrosWrapper",):
+        values = [int(v.timestamp() * 1_000_000) if isinstance(v, datetime.datetime) else v for v in values]
+    return values, wrapper
+
+
+_EPOCH = datetime.date(1970, 1, 1)
 
 
 def append_to_file_group(
@@ -98,10 +113,11 @@ def append_to_file_group(
         with_meta = with_meta_columns(ctx, upserts, slice_.file_id, seqnos(ctx.instant_time, task, upserts.num_rows))
         blocks.append(AvroDataBlock.from_table(with_meta, ctx.avro_schema, ctx.instant_time))
     if removed.num_rows:
-        zero, wrapper = _zero_ordering(ctx)
+        orderings, wrapper = _delete_ordering(ctx, removed)
         keys = removed.column(RECORD_KEY).to_pylist()
         partitions = removed.column(PARTITION_PATH).to_pylist()
-        entries = [DeleteRecord(k, p, zero, wrapper) for k, p in zip(keys, partitions, strict=True)]
+        entries = [DeleteRecord(k, p, o, wrapper if o is not None else None)
+                   for k, p, o in zip(keys, partitions, orderings, strict=True)]
         blocks.append(DeleteBlock.from_records(entries, ctx.instant_time, ctx.avro_schema))
     writer = LogWriter(ctx.storage, ctx.storage.join(ctx.partition_dir(slice_.partition_path), name))
     try:

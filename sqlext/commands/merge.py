@@ -13,6 +13,11 @@ columns or an UPDATE assigns only some columns. Clause conditions and assignment
 expressions over that join. The result is written as one *prepped* upsert: matched rows go to their
 file group, deletes carry ``_hoodie_is_deleted``; unmatched rows are inserts.
 
+Ordering: on copy-on-write tables a stored record whose precombine value is greater than the source's is
+kept (Hudi's ``ExpressionPayload`` guard in the merge handle); on merge-on-read tables the update is a log
+record and readers apply the table's payload class (``OverwriteWithLatestAvroPayload`` by default, so the
+source wins), as in Hudi 0.14.
+
 Deliberate difference from Hudi: a matched row keeps its stored partition even if an UPDATE changes a
 partition column (Hudi with a non-global index would insert it into the new partition as a duplicate).
 """
