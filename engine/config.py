@@ -223,6 +223,18 @@ class IndexConfig:
     BUCKET_HASH_FIELD = _str("hoodie.bucket.index.hash.field", None, "Bucket hash fields.")
 
 
+class CompactionConfig:
+    """Compaction options (Hudi ``HoodieCompactionConfig``)."""
+
+    INLINE = _bool("hoodie.compact.inline", False, "Schedule and run a compaction after each write that triggers it.")
+    TRIGGER_STRATEGY = _str("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS",
+                            "NUM_COMMITS, TIME_ELAPSED, NUM_AND_TIME or NUM_OR_TIME.")
+    MAX_DELTA_COMMITS = _int("hoodie.compact.inline.max.delta.commits", 5,
+                             "Delta commits since the last compaction that trigger one.")
+    MAX_DELTA_SECONDS = _int("hoodie.compact.inline.max.delta.seconds", 3600,
+                             "Seconds since the last compaction that trigger one.")
+
+
 class ReadConfig:
     """Query options (Hudi ``DataSourceReadOptions``)."""
 

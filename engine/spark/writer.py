@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
 
 from engine import errors
-from engine.config import HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
+from engine.config import CompactionConfig, HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
 from engine.errors import EngineError, WriteError
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
 from engine.spark import tasks
@@ -237,7 +237,6 @@ def write_dataframe(
         metrics.add_stats(stats)
         metrics.files_replaced = sum(len(v) for v in replaced.values())
         logger.info("%s %s on %s: %s", operation.value, instant.timestamp, table.base_path, metrics)
-        return metrics
     except BaseException as exc:
         cause = exc if isinstance(exc, EngineError) else unwrap_task_error(exc)
         try:
@@ -256,6 +255,13 @@ def write_dataframe(
     finally:
         for frame in persisted:
             frame.unpersist()
+    if table.is_mor and conf.get(CompactionConfig.INLINE):
+        # After the commit: a failed compaction leaves its own inflight instant, never this write's.
+        from engine.spark.compaction import run_inline_compaction
+
+        with metrics.phase("compaction"):
+            run_inline_compaction(spark, table, dict(options or {}))
+    return metrics
 
 
 def _bulk_insert(

@@ -49,6 +49,11 @@ def _handlers() -> dict[type, Callable[[Session, Any], DataFrame]]:
         st.DeleteFrom: update_delete.delete_from,
         st.ShowPartitions: show.show_partitions,
     }
+    from sqlext.procedures import call
+    from sqlext.procedures.compaction import compaction_statement
+
+    table[st.Call] = call
+    table[st.Compaction] = compaction_statement
     for name in ("RenameTable", "AddColumns", "SetProperties", "UnsetProperties", "DropPartitions"):
         table[getattr(st, name)] = ddl.alter_table
     return table

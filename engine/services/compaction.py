@@ -1,0 +1,309 @@
+"""Compaction of merge-on-read tables (Hudi ``ScheduleCompactionActionExecutor`` /
+``RunCompactionActionExecutor`` / ``HoodieCompactor``): schedule → execute → commit.
+
+* **Schedule** picks the latest file slice of every file group that has log files (and is not already in a
+  pending compaction) and writes ``<t>.compaction.requested``: an Avro ``HoodieCompactionPlan`` (plan
+  version 2: base and log file *names*). Whether to schedule follows
+  ``hoodie.compact.inline.trigger.strategy`` (NUM_COMMITS, TIME_ELAPSED, NUM_AND_TIME, NUM_OR_TIME) with
+  ``hoodie.compact.inline.max.delta.commits`` and ``hoodie.compact.inline.max.delta.seconds``, counted
+  from the last completed compaction (or the first instant).
+* **Execute** (one task per operation, see :mod:`engine.spark.compaction`): the base file and log blocks of
+  instants before the compaction instant are merged by record key, as a snapshot read does, and written
+  as the new base file ``<fileId>_<token>_<compactionInstant>.parquet``; records keep their meta columns
+  (``preserveHoodieMetadata``).
+* **Commit**: ``<t>.commit`` with ``compacted: true`` and ``operationType: COMPACT``.
+
+While a compaction is pending, writers append to the new file slice whose base instant is the compaction
+instant (the file-system view's raw latest slice), and readers merge it with the previous slice.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engine.config import CompactionConfig, HoodieConfig
+from engine.errors import TableServiceError
+from engine.filegroup.naming import base_file_name
+from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
+from engine.formats.base_file import BaseFileWriter
+from engine.formats.conform import conform_table
+from engine.read.log_merger import BlockFilter, MergeSettings, merge_file_slice, scan_log_blocks
+from engine.storage import Storage
+from engine.table import Table
+from engine.timeline.avro_serde import deserialize, serialize
+from engine.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
+from engine.timeline.instant import Instant, State, parse_instant_time
+from engine.write.handles import TaskIdentity
+from engine.write.markers import IOType, Marker, create_marker, delete_marker_dir, list_markers
+
+logger = logging.getLogger(__name__)
+
+PLAN_VERSION = 2
+
+
+@dataclass(frozen=True)
+class CompactionOperation:
+    """One file slice to compact (Avro ``HoodieCompactionOperation``).
+
+    Attributes:
+        partition_path: relative partition path.
+        file_id: file group id.
+        base_instant: base instant of the slice.
+        base_file_name: base file name, or ``None`` for a log-only slice.
+        log_file_names: the slice's log file names in log order.
+        metrics: Hudi's operation metrics (sizes in bytes, counts).
+    """
+
+    partition_path: str
+    file_id: str
+    base_instant: str
+    base_file_name: str | None
+    log_file_names: tuple[str, ...]
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    def to_avro(self) -> dict[str, object]:
+        """The Avro record."""
+        return {"baseInstantTime": self.base_instant, "deltaFilePaths": list(self.log_file_names),
+                "dataFilePath": self.base_file_name, "fileId": self.file_id,
+                "partitionPath": self.partition_path, "metrics": dict(self.metrics), "bootstrapFilePath": None}
+
+    @staticmethod
+    def from_avro(record: dict[str, object]) -> CompactionOperation:
+        """Parse an Avro record (plan version 1 full paths are reduced to names)."""
+        def name(path: object) -> str:
+            return str(path).rstrip("/").rsplit("/", 1)[-1]
+
+        data = record.get("dataFilePath")
+        logs = record.get("deltaFilePaths") or []
+        assert isinstance(logs, list)
+        return CompactionOperation(
+            str(record.get("partitionPath") or ""), str(record["fileId"]), str(record["baseInstantTime"]),
+            name(data) if data else None, tuple(name(p) for p in logs),
+            dict(record.get("metrics") or {}),  # type: ignore[call-overload]
+        )
+
+
+def _last_compaction_or_start(table: Table) -> tuple[str | None, int]:
+    """(time of the last completed compaction or of the first instant, delta commits since then)."""
+    timeline = table.timeline
+    completed = timeline.completed_commits()
+    last: str | None = None
+    for instant in completed:
+        if instant.action == "commit" and table.commit_metadata(instant).compacted:
+            last = instant.timestamp
+    since = [i for i in completed if i.action == "deltacommit" and (last is None or i.timestamp > last)]
+    start = last or (completed[0].timestamp if completed else None)
+    return start, len(since)
+
+
+def compaction_triggered(table: Table, conf: HoodieConfig, now: datetime.datetime | None = None) -> bool:
+    """Whether the trigger strategy asks for a compaction now (Hudi ``needCompact``).
+
+    Raises:
+        TableServiceError: unknown trigger strategy.
+    """
+    strategy = conf.get(CompactionConfig.TRIGGER_STRATEGY).upper()
+    start, delta_commits = _last_compaction_or_start(table)
+    by_number = delta_commits >= conf.get(CompactionConfig.MAX_DELTA_COMMITS)
+    elapsed = 0.0
+    if start is not None:
+        current = now or datetime.datetime.now(datetime.UTC)
+        elapsed = (current - parse_instant_time(start)).total_seconds()
+    by_time = start is not None and elapsed >= conf.get(CompactionConfig.MAX_DELTA_SECONDS)
+    if strategy == "NUM_COMMITS":
+        return by_number
+    if strategy == "TIME_ELAPSED":
+        return by_time
+    if strategy == "NUM_AND_TIME":
+        return by_number and by_time
+    if strategy == "NUM_OR_TIME":
+        return by_number or by_time
+    raise TableServiceError(f"{CompactionConfig.TRIGGER_STRATEGY.key}={strategy} is not one of NUM_COMMITS, "
+                            "TIME_ELAPSED, NUM_AND_TIME, NUM_OR_TIME")
+
+
+def plan_operations(table: Table) -> list[CompactionOperation]:
+    """Latest slices with log files, outside pending compactions."""
+    view = table.file_system_view()
+    pending = set(view.pending_compaction_file_groups())
+    operations = []
+    for partition in view.partition_paths():
+        for fs in view.latest_file_slices(partition, merge_pending_compaction=False):
+            if not fs.log_files or (partition, fs.file_id) in pending:
+                continue
+            log_size = sum(lf.size for lf in fs.log_files)
+            operations.append(CompactionOperation(
+                partition, fs.file_id, fs.base_instant, fs.base_file.name if fs.base_file else None,
+                tuple(lf.name for lf in fs.log_files),
+                {"TOTAL_LOG_FILES": float(len(fs.log_files)), "TOTAL_LOG_FILES_SIZE": float(log_size),
+                 "TOTAL_IO_READ_MB": float(((fs.base_file.size if fs.base_file else 0) + log_size) // 2**20)},
+            ))
+    return operations
+
+
+def schedule_compaction(table: Table, conf: HoodieConfig, *, force: bool = False) -> str | None:
+    """Write a compaction plan if the trigger strategy (or ``force``) says so and there is work.
+
+    Returns:
+        The compaction instant, or ``None`` when nothing was scheduled.
+    """
+    if not table.is_mor:
+        raise TableServiceError(f"compaction needs a merge-on-read table; {table.base_path} is copy-on-write")
+    if not force and not compaction_triggered(table, conf):
+        logger.info("compaction not triggered on %s (%s)", table.base_path,
+                    conf.get(CompactionConfig.TRIGGER_STRATEGY))
+        return None
+    operations = plan_operations(table)
+    if not operations:
+        logger.info("nothing to compact on %s: no file slice has log files", table.base_path)
+        return None
+    timeline = table.timeline
+    instant_time = timeline.new_instant_time()
+    plan = {"operations": [op.to_avro() for op in operations], "extraMetadata": {}, "version": PLAN_VERSION,
+            "strategy": None, "preserveHoodieMetadata": True}
+    timeline.create_requested(instant_time, "compaction", serialize("HoodieCompactionPlan", plan))
+    logger.info("scheduled compaction %s on %s: %d file groups", instant_time, table.base_path, len(operations))
+    return instant_time
+
+
+def pending_compactions(table: Table) -> list[Instant]:
+    """Requested or inflight compaction instants, oldest first."""
+    table.timeline.reload()
+    return [i for i in table.timeline.pending() if i.action == "compaction"]
+
+
+def read_plan(table: Table, instant_time: str) -> list[CompactionOperation]:
+    """Operations of a pending compaction.
+
+    Raises:
+        TableServiceError: no pending compaction at ``instant_time``.
+    """
+    for instant in pending_compactions(table):
+        if instant.timestamp == instant_time:
+            requested = Instant(instant.timestamp, "compaction", State.REQUESTED)
+            plan = deserialize(table.timeline.read_details(requested))
+            return [CompactionOperation.from_avro(op) for op in plan.get("operations") or []]
+    raise TableServiceError(f"no pending compaction at instant {instant_time} on {table.base_path}")
+
+
+@dataclass(frozen=True)
+class CompactionContext:
+    """What a compaction task needs; picklable."""
+
+    storage: Storage
+    base_path: str
+    instant_time: str
+    settings: MergeSettings
+    block_filter: BlockFilter
+    avro_schema: dict[str, object]
+    props: dict[str, str]
+
+
+def compaction_context(table: Table, instant_time: str, conf: HoodieConfig) -> CompactionContext:
+    """Build the task context: log blocks of completed instants before ``instant_time`` are merged."""
+    timeline = table.timeline
+    completed = frozenset(i.timestamp for i in timeline.completed_commits() if i.timestamp < instant_time)
+    pending = frozenset(i.timestamp for i in timeline.pending() if i.action != "compaction")
+    start = min(completed) if completed else None
+    settings = MergeSettings.from_table(table, conf)
+    avro = table.latest_avro_schema(include_meta=False)
+    if avro is None:
+        raise TableServiceError(f"table {table.base_path} has no schema to compact with")
+    canonical = add_meta_fields(arrow_to_avro(avro_to_arrow(avro), table.name))
+    return CompactionContext(table.storage, table.base_path, instant_time, settings,
+                             BlockFilter(instant_time, completed, start, pending), canonical, conf.as_dict())
+
+
+def compact_operation(ctx: CompactionContext, op: CompactionOperation, task: TaskIdentity) -> WriteStat:
+    """Merge one slice into a new base file (executor side).
+
+    Raises:
+        TableServiceError: a file of the slice is missing or unreadable.
+    """
+    start = time.monotonic()
+    storage = ctx.storage
+    folder = storage.join(ctx.base_path, op.partition_path) if op.partition_path else ctx.base_path
+    logs = [storage.join(folder, name) for name in op.log_file_names]
+    base = storage.join(folder, op.base_file_name) if op.base_file_name else None
+    try:
+        blocks = scan_log_blocks(storage, logs, ctx.block_filter)
+        schema = ctx.settings.table_schema
+        assert schema is not None
+        file_name = base_file_name(op.file_id, task.write_token, ctx.instant_time)
+        create_marker(storage, ctx.base_path, ctx.instant_time, Marker(op.partition_path, file_name, IOType.MERGE))
+        writer = BaseFileWriter(storage, storage.join(folder, file_name), schema, ctx.avro_schema,
+                                HoodieConfig(ctx.props), populate_meta_fields=ctx.settings.populate_meta_fields)
+        rows = 0
+        try:
+            for batch in merge_file_slice(storage, base, blocks, schema, ctx.settings, context=f"{folder}/{op.file_id}"):
+                out = conform_table(batch, schema)
+                index = out.schema.get_field_index("_hoodie_file_name")
+                names = pc.fill_null(pa.nulls(out.num_rows, pa.string()), file_name)
+                writer.write(out.set_column(index, "_hoodie_file_name", names))
+                rows += out.num_rows
+        finally:
+            stats = writer.close()
+    except (OSError, FileNotFoundError) as exc:
+        raise TableServiceError(f"compaction {ctx.instant_time} of file group {op.file_id} in "
+                                f"'{op.partition_path}' failed: {exc}") from exc
+    elapsed = int((time.monotonic() - start) * 1000)
+    log_size = int(op.metrics.get("TOTAL_LOG_FILES_SIZE", 0))
+    path = f"{op.partition_path}/{file_name}" if op.partition_path else file_name
+    return WriteStat(
+        file_id=op.file_id, path=path, prev_commit=op.base_instant, num_writes=stats.num_rows, num_deletes=0,
+        num_update_writes=0, num_inserts=0, total_write_bytes=stats.file_size, total_write_errors=0,
+        partition_path=op.partition_path, file_size_in_bytes=stats.file_size,
+        total_log_files_compacted=len(op.log_file_names), total_log_size_compacted=log_size,
+        total_log_blocks=len(blocks), total_log_records=rows,
+        runtime_stats=RuntimeStats(total_scan_time=elapsed, total_upsert_time=0, total_create_time=0),
+    )
+
+
+def start_compaction(table: Table, instant_time: str) -> Instant:
+    """Move a requested compaction to inflight (an inflight one is rolled back first: its partial files are
+    removed through its markers, then it runs again)."""
+    for instant in pending_compactions(table):
+        if instant.timestamp != instant_time:
+            continue
+        if instant.state is State.INFLIGHT:
+            _remove_partial_files(table, instant_time)
+            table.timeline.revert_to_requested(instant)
+            table.timeline.reload()
+        requested = Instant(instant_time, "compaction", State.REQUESTED)
+        return table.timeline.transition_to_inflight(requested, b"")
+    raise TableServiceError(f"no pending compaction at instant {instant_time} on {table.base_path}")
+
+
+def _remove_partial_files(table: Table, instant_time: str) -> None:
+    for marker in list_markers(table.storage, table.base_path, instant_time):
+        table.storage.delete(table.storage.join(table.base_path, marker.data_file_relative_path))
+    delete_marker_dir(table.storage, table.base_path, instant_time)
+    logger.warning("removed partial files of interrupted compaction %s on %s", instant_time, table.base_path)
+
+
+def complete_compaction(table: Table, inflight: Instant, stats: Sequence[WriteStat]) -> CommitMetadata:
+    """Write ``<t>.commit`` (``compacted: true``, ``operationType: COMPACT``) and drop the markers."""
+    committed = {s.path for s in stats}
+    for marker in list_markers(table.storage, table.base_path, inflight.timestamp):
+        if marker.data_file_relative_path not in committed:
+            table.storage.delete(table.storage.join(table.base_path, marker.data_file_relative_path))
+    by_partition: dict[str, list[WriteStat]] = {}
+    for stat in stats:
+        by_partition.setdefault(stat.partition_path or "", []).append(stat)
+    avro = table.latest_avro_schema(include_meta=False)
+    schema = arrow_to_avro(avro_to_arrow(avro), table.name) if avro is not None else {}
+    metadata = CommitMetadata(partition_to_write_stats=by_partition, compacted=True,
+                              extra_metadata={"schema": json.dumps(schema, separators=(",", ":"))},
+                              operation_type="COMPACT")
+    table.timeline.complete(inflight, metadata.to_json())
+    delete_marker_dir(table.storage, table.base_path, inflight.timestamp)
+    logger.info("completed compaction %s on %s (%d file groups)", inflight.timestamp, table.base_path, len(stats))
+    return metadata
