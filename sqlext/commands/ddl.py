@@ -138,6 +138,15 @@ def catalog_columns_ddl(schema: StructType) -> str:
     return ", ".join(meta + data)
 
 
+def _mapped_type(hoodie: dict[str, str]) -> dict[str, str]:
+    """The statement's hoodie keys with ``type`` spelled as the table config does."""
+    mapped = dict(hoodie)
+    raw = mapped.get(TableConfig.TYPE.key)
+    if raw is not None:
+        mapped[TableConfig.TYPE.key] = TABLE_TYPES.get(raw.lower(), raw)
+    return mapped
+
+
 def _validate_existing(name: str, table: Table, props: dict[str, str]) -> None:
     for key in (TableConfig.RECORDKEY_FIELDS.key, TableConfig.PRECOMBINE_FIELD.key,
                 TableConfig.PARTITION_FIELDS.key, TableConfig.TYPE.key):
@@ -169,15 +178,20 @@ def create_table(session: Session, stmt: CreateTable) -> DataFrame:
         schema = _spark_schema(stmt)
     location = stmt.location
     partitioned = list(stmt.partitioned_by)
-    props = hudi_table_properties(database, name, schema, partitioned, hoodie)
     if location is not None and Table.exists(location):
+        # An existing Hudi table: its hoodie.properties decide; only what the statement states is checked.
         existing = Table.load(location)
-        _validate_existing(name, existing, props)
+        _validate_existing(name, existing, {k: v for k, v in _mapped_type(hoodie).items()})
         if not stmt.columns and query_df is None:
             schema = StructType([f for f in table_data_schema(existing).fields])
-    elif location is not None:
-        Table.create(location, props)
-    catalog_props.setdefault("type", "mor" if props[TableConfig.TYPE.key] == "MERGE_ON_READ" else "cow")
+        table_type = existing.table_type
+        props = dict(existing.config.items())
+    else:
+        props = hudi_table_properties(database, name, schema, partitioned, hoodie)
+        table_type = props[TableConfig.TYPE.key]
+        if location is not None:
+            Table.create(location, props)
+    catalog_props.setdefault("type", "mor" if table_type == "MERGE_ON_READ" else "cow")
     catalog.register(database, name, catalog_columns_ddl(schema), location, catalog_props, stmt.comment)
     if location is None:
         entry = catalog.require(stmt.ident)
