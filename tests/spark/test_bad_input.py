@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.errors import InvalidRecordKey
-from engine.filegroup.naming import parse_base_file_name
+from engine.filegroup.naming import parse_base_file_name, parse_log_file_name
 from engine.table import Table
 from sqlext import shell
 from sqlext.errors import SqlAnalysisError, SqlParseError
@@ -91,6 +91,22 @@ def test_syntax_error_shows_line_and_column(session: Session, capsys: pytest.Cap
     assert "Error in query" in err and "line 2" in err
 
 
+def written_by(table: Table, instant: str) -> list[str]:
+    """Data files an instant wrote: base files named with its time, and log files whose blocks carry it."""
+    from engine.formats.log_format import HeaderKey, read_log_blocks
+
+    names = []
+    for info in table.storage.list_files_recursive(table.base_path):
+        parsed = parse_base_file_name(info.name)
+        if parsed is not None and parsed[2] == instant:
+            names.append(info.name)
+        elif parse_log_file_name(info.name) is not None:
+            blocks = read_log_blocks(table.storage, info.path)
+            if any(block.header.get(HeaderKey.INSTANT_TIME) == instant for block in blocks):
+                names.append(info.name)
+    return names
+
+
 CRASHING_WRITER = textwrap.dedent("""
     import os, sys
     from pyspark.sql import SparkSession
@@ -114,7 +130,14 @@ CRASHING_WRITER = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_killed_writer_is_rolled_back_by_the_next_writer(session: Session, trips: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_killed_writer_is_rolled_back_by_the_next_writer(
+        session: Session, table_name: str, tmp_path: Path, table_type: str) -> None:
+    trips = f"{table_name}_{table_type}"
+    session.sql(f"""CREATE TABLE {trips} (id INT, name STRING, v DOUBLE, ts BIGINT, city STRING)
+        USING hudi PARTITIONED BY (city)
+        TBLPROPERTIES (type = '{table_type}', primaryKey = 'id', preCombineField = 'ts')""")
+    session.sql(f"INSERT INTO {trips} VALUES (1, 'a', 1.0, 1, 'sf'), (2, 'b', 2.0, 1, 'la')")
     entry = session.catalog.lookup_name(trips)
     assert entry is not None
     script = tmp_path / "crash.py"
@@ -124,11 +147,10 @@ def test_killed_writer_is_rolled_back_by_the_next_writer(session: Session, trips
     assert result.returncode == 17, result.stderr[-2000:]
 
     table = Table.load(entry.location)
-    failed = [i for i in table.timeline.pending() if i.action == "commit"]
+    failed = [i for i in table.timeline.pending() if i.action in ("commit", "deltacommit")]
     assert len(failed) == 1
     failed_time = failed[0].timestamp
-    leftovers = [f for f in table.storage.list_files_recursive(entry.location)
-                 if (parsed := parse_base_file_name(f.name)) is not None and parsed[2] == failed_time]
+    leftovers = written_by(table, failed_time)
     assert leftovers, "the crashed writer should have left partial files behind"
     # Readers never see the uncommitted data.
     assert sorted((r["id"], r["name"]) for r in hudi_rs_rows(entry.location)) == [(1, "a"), (2, "b")]
@@ -139,9 +161,7 @@ def test_killed_writer_is_rolled_back_by_the_next_writer(session: Session, trips
     assert not table.timeline.find(failed_time) or all(i.action == "rollback" for i in table.timeline.find(failed_time))
     rollbacks = [i for i in table.timeline.completed() if i.action == "rollback"]
     assert rollbacks, "the next writer must write a rollback instant"
-    remaining = [f for f in table.storage.list_files_recursive(entry.location)
-                 if (parsed := parse_base_file_name(f.name)) is not None and parsed[2] == failed_time]
-    assert remaining == []
+    assert written_by(table, failed_time) == []
     expected = [(1, "a"), (2, "b"), (3, "c")]
     assert sorted((r["id"], r["name"]) for r in hudi_rs_rows(entry.location)) == expected
     assert sorted(tuple(r) for r in session.sql(f"SELECT id, name FROM {trips}").collect()) == expected

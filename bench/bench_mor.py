@@ -1,0 +1,120 @@
+"""Merge-on-read benchmark on TPC-H lineitem; prints one JSON document.
+
+Measures (issue 3, item 7):
+* ``MERGE INTO`` of 1% changed rows (half updates, half inserts) on merge-on-read vs copy-on-write;
+* a snapshot aggregate after that round of logs vs a read-optimized aggregate on the same table;
+* compaction throughput (bytes read + written per second) vs pyarrow reading and rewriting the same base
+  files (the floor for rewriting them).
+
+Usage: ``python bench/tpch_gen.py --sf 1 --out bench/data/sf1`` then
+``python bench/bench_mor.py --data bench/data/sf1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+from bench_cow import AGGREGATE, PeakMemory, merge_source_sql, timed  # same folder (run as a script)
+
+
+def run(data: Path, work: Path) -> dict[str, Any]:
+    import sqlext
+    from engine.table import Table
+
+    results: dict[str, Any] = {"data": str(data)}
+    session = sqlext.connect(warehouse=work / "warehouse", conf={
+        "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "2g"})
+    lineitem = f"parquet.`{data}/lineitem.parquet`"
+    source = merge_source_sql(data)
+    merge = """MERGE INTO {t} t USING (SELECT *, year(l_shipdate) AS l_shipyear FROM {source}) s
+        ON t.l_orderkey = s.l_orderkey AND t.l_linenumber = s.l_linenumber
+        WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"""
+    with PeakMemory() as memory:
+        for kind in ("cow", "mor"):
+            session.sql(f"""CREATE TABLE li_{kind} USING hudi PARTITIONED BY (l_shipyear)
+                TBLPROPERTIES (type = '{kind}', primaryKey = 'l_orderkey,l_linenumber')
+                AS SELECT *, year(l_shipdate) AS l_shipyear FROM {lineitem}""").collect()
+            seconds, _ = timed(lambda kind=kind: session.sql(merge.format(t=f"li_{kind}", source=source)).collect())
+            results[f"merge_{kind}_s"] = round(seconds, 2)
+        results["merge_mor_speedup_vs_cow"] = round(results["merge_cow_s"] / results["merge_mor_s"], 2)
+
+        location = session.catalog.lookup_name("li_mor").location  # type: ignore[union-attr]
+        reader = session.spark.read.format("hudi")
+        session.spark.sql("SELECT 1").collect()
+        snapshot_view = reader.load(location)
+        snapshot_view.createOrReplaceTempView("li_mor_snapshot")
+        reader.option("hoodie.datasource.query.type", "read_optimized").load(location) \
+            .createOrReplaceTempView("li_mor_ro")
+        for _ in range(2):
+            session.spark.sql(AGGREGATE.format(source="li_mor_snapshot")).collect()
+            session.spark.sql(AGGREGATE.format(source="li_mor_ro")).collect()
+        snap = min(timed(lambda: session.spark.sql(AGGREGATE.format(source="li_mor_snapshot")).collect())[0]
+                   for _ in range(3))
+        ro = min(timed(lambda: session.spark.sql(AGGREGATE.format(source="li_mor_ro")).collect())[0]
+                 for _ in range(3))
+        results["aggregate_snapshot_with_logs_s"] = round(snap, 2)
+        results["aggregate_read_optimized_s"] = round(ro, 2)
+        results["snapshot_vs_read_optimized"] = round(ro / snap, 3)
+
+        table = Table.load(location)
+        view = table.file_system_view()
+        slices = [fs for p in view.partition_paths() for fs in view.latest_file_slices(p)]
+        read_bytes = sum((fs.base_file.size if fs.base_file else 0) + sum(lf.size for lf in fs.log_files)
+                         for fs in slices if fs.log_files)
+        seconds, rows = timed(lambda: session.sql(
+            "CALL run_compaction(op => 'run', table => 'li_mor', "
+            "options => 'hoodie.compact.inline.max.delta.commits=1')").collect())
+        table = Table.load(location)
+        last = table.timeline.completed_commits()[-1]
+        written = sum(s.total_write_bytes for s in table.commit_metadata(last).all_write_stats())
+        results["compaction_s"] = round(seconds, 2)
+        results["compaction_mb_per_s"] = round((read_bytes + written) / 2**20 / seconds, 1)
+
+        base_files = [fs.base_file.path for fs in slices if fs.base_file is not None]
+        rewrite_dir = work / "rewrite"
+        rewrite_dir.mkdir()
+
+        def rewrite() -> int:
+            total = 0
+            for i, path in enumerate(base_files):
+                target = rewrite_dir / f"{i}.parquet"
+                pq.write_table(pq.read_table(path), target, compression="snappy")
+                total += Path(path).stat().st_size + target.stat().st_size
+            return total
+
+        seconds_rw, moved = timed(rewrite)
+        results["pyarrow_rewrite_mb_per_s"] = round(moved / 2**20 / seconds_rw, 1)
+        results["compaction_vs_pyarrow_rewrite"] = round(results["compaction_mb_per_s"]
+                                                         / results["pyarrow_rewrite_mb_per_s"], 3)
+        results["compaction_rows"] = [r.asDict() for r in rows]
+    results["driver_python_peak_rss_mb"] = round(memory.peak_python / 2**20)
+    results["driver_jvm_peak_rss_mb"] = round(memory.peak_jvm / 2**20)
+    session.stop()
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path("bench/data/sf1"), help="tpch_gen.py output folder")
+    parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir)")
+    args = parser.parse_args(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench_mor_"))
+    try:
+        results = run(args.data.resolve(), work.resolve())
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+    json.dump(results, sys.stdout, indent=2, default=str)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
