@@ -20,7 +20,6 @@ import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -370,14 +369,3 @@ def _bucketed_write(
             tasks.write_bucket_fn(ctx, plan, appends), tasks.STATS_SCHEMA_DDL)
         stats = _collect_stats(written)
     return stats, replaced
-
-
-def describe(metrics: WriteMetrics) -> dict[str, Any]:
-    """A plain dict of ``metrics`` for logs and procedure output."""
-    return {
-        "instant": metrics.instant, "operation": metrics.operation, "rows_inserted": metrics.rows_inserted,
-        "rows_updated": metrics.rows_updated, "rows_deleted": metrics.rows_deleted,
-        "rows_copied": metrics.rows_copied, "files_added": metrics.files_added,
-        "files_updated": metrics.files_updated, "files_replaced": metrics.files_replaced,
-        "bytes_written": metrics.bytes_written, "phase_ms": dict(metrics.phase_ms),
-    }

@@ -17,7 +17,7 @@ from typing import Any
 from engine.table import Table
 from engine.timeline.avro_serde import serialize
 from engine.timeline.commit_metadata import CommitMetadata, WriteStat
-from engine.timeline.instant import Instant, State, new_instant_time
+from engine.timeline.instant import Instant, new_instant_time
 from engine.write.markers import delete_marker_dir, list_markers
 from engine.write.operation import WriteOperation, commit_action
 from engine.write.rollback import rollback_failed_writes
@@ -121,8 +121,3 @@ def finish_write(
     logger.info("completed %s %s on %s (%d files)", instant.action, instant.timestamp, table.base_path,
                 len(stats))
     return metadata
-
-
-def is_inflight(instant: Instant) -> bool:
-    """Whether ``instant`` is still pending (requested or inflight)."""
-    return instant.state is not State.COMPLETED
