@@ -42,11 +42,20 @@ its ordering value is strictly greater (``DefaultHoodieRecordPayload`` / ``Event
 records whose key is not in the base file are appended (inserts into logs, log-only slices). A log record
 with ``_hoodie_is_deleted = true`` acts as a delete once it has won (``isDeleteRecord``).
 
-**Memory.** Decoded log records are held as Arrow tables in memory (one per data block plus a small key
-index); superseded rows are compacted away when the buffer exceeds ``hoodie.memory.merge.max.size``
-(:class:`engine.config.MemoryConfig`, default 1 GiB). Spilling to ``hoodie.memory.spillable.map.path`` is
-not implemented: when the live records alone exceed the limit a warning names the slice and the merge
-continues in memory. Base files are streamed batch by batch.
+**Memory** (Hudi ``ExternalSpillableMap``, done the Arrow way). Decoded log records are held as Arrow
+tables (one per data block plus a small key index); superseded rows are compacted away when the buffer
+exceeds ``hoodie.memory.merge.max.size`` (:class:`engine.config.MemoryConfig`, default 1 GiB). When the live
+records alone still exceed it, the slice spills (:class:`SpilledLogRecords`): a private folder
+``hudi-merge-*`` is created under ``hoodie.memory.spillable.map.path``, the records folded so far and every
+remaining block are split by :func:`stable_key_hash` of the record key into K partitions written as Arrow
+IPC files, and the merge then runs per group of partitions (about half the limit of spilled bytes each):
+fold the group's pieces in log order, stream the base file keeping only the group's keys, append the
+group's log-only records. The result has the same rows as the in-memory merge (grouped by partition, so in
+another order — the in-memory path does not keep base order either). The folder is removed when the merge
+ends, fails or is closed. Costs: the base file is read once per group; log records are written and read
+back once. Limits: one decoded log block is held whole while it is partitioned, and a single partition
+larger than the limit (e.g. huge records) is merged in memory with a warning. Base files are streamed
+batch by batch.
 
 **Keys.** ``_hoodie_record_key``; tables with ``hoodie.populate.meta.fields=false`` use virtual keys built
 from the record key fields by :class:`engine.keygen.KeyGenerator` (Java ``simpleKeyGenFields``).
@@ -55,6 +64,9 @@ from the record key fields by :class:`engine.keygen.KeyGenerator` (Java ``simple
 from __future__ import annotations
 
 import logging
+import os
+import shutil
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,10 +74,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from engine.config import HoodieConfig, MemoryConfig, TableConfig
-from engine.errors import CorruptFile, SchemaMismatch, UnsupportedTable
+from engine.errors import CorruptFile, SchemaMismatch, StorageError, UnsupportedTable
 from engine.formats.avro_schema import META_FIELDS, add_meta_fields, avro_to_arrow
 from engine.formats.conform import conform_array, conform_table
 from engine.formats.log_format import (
@@ -109,7 +122,8 @@ class MergeSettings:
             the query did not ask for), or None when the table has no schema yet.
         table_config: ``hoodie.properties`` entries (key generator for virtual keys).
         max_memory_bytes: ``hoodie.memory.merge.max.size`` (bytes).
-        spill_path: ``hoodie.memory.spillable.map.path`` (reserved; spilling is not implemented).
+        spill_path: ``hoodie.memory.spillable.map.path``: directory under which a merge whose log records
+            exceed ``max_memory_bytes`` creates its temporary spill folder (None = the system temp dir).
     """
 
     record_key_fields: tuple[str, ...] = ()
@@ -398,6 +412,8 @@ class LogRecordBuffer:
     _ordering_type: pa.DataType | None = None
     _keys: _Keys | None = None
     _warned_memory: bool = False
+    spill_allowed: bool = False
+    """True when the caller spills on overflow (:meth:`over_limit`); no warning is logged then."""
 
     def __post_init__(self) -> None:
         self._keys = _Keys(self.settings)
@@ -509,28 +525,17 @@ class LogRecordBuffer:
 
     def add_deletes(self, deletes: Sequence[DeleteRecord], where: str) -> None:
         """Fold a delete block (``processNextDeletedRecord``)."""
-        keys_list = [d.record_key for d in deletes if d.record_key is not None]
-        if len(keys_list) != len(deletes):
-            logger.warning("%s: %d delete record(s) without a record key ignored", where,
-                           len(deletes) - len(keys_list))
-        if not keys_list:
-            return
-        keys = pa.array(keys_list, pa.string())
+        keys, delete_ordering = _delete_arrays(deletes, self._ordering_type, where)
+        self.apply_deletes(keys, delete_ordering)
+
+    def apply_deletes(self, keys: pa.Array, delete_ordering: pa.Array | None) -> None:
+        """Fold a delete block given as arrays (:func:`_delete_arrays`): ``keys`` (string) and, with a
+        precombine field, their ordering values (null = natural order), aligned with ``keys``."""
         n = len(keys)
+        if n == 0:
+            return
         index, matched, old_deleted, old_ordering = self._lookup(keys)
-        if old_ordering is not None and self._ordering_type is not None:
-            wrapper = ordering_wrapper_for(self._ordering_type)
-            values: list[Any] = []
-            for d in deletes:
-                if d.record_key is None:
-                    continue
-                natural = (d.ordering_value is None or d.ordering_type != wrapper
-                           or (d.ordering_type == "IntWrapper" and d.ordering_value == 0))
-                values.append(None if natural else d.ordering_value)
-            try:
-                delete_ordering = pa.array(values, type=self._ordering_type)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-                delete_ordering = pa.nulls(n, self._ordering_type)
+        if old_ordering is not None and delete_ordering is not None:
             newer_record = pc.and_(pc.is_valid(delete_ordering), _greater(old_ordering, delete_ordering))
             ineffective = pc.and_(pc.and_(matched, pc.invert(old_deleted)), newer_record)
         else:
@@ -554,7 +559,7 @@ class LogRecordBuffer:
                 read; never silently skipped).
             UnsupportedTable: a Kryo (pre-0.11) delete block.
         """
-        where = f"{block.file_path or '<memory>'}@{block.offset} (instant {block.instant_time})"
+        where = _block_where(block)
         if isinstance(block, DeleteBlock):
             self.add_deletes(block.delete_records(), where)
         elif isinstance(block, (AvroDataBlock, ParquetDataBlock)):
@@ -567,16 +572,21 @@ class LogRecordBuffer:
         assert self._state is not None
         return sum(t.nbytes for t in self._tables) + self._state.nbytes
 
+    def over_limit(self) -> bool:
+        """Whether the held records exceed ``hoodie.memory.merge.max.size`` (0 or less = unlimited)."""
+        limit = self.settings.max_memory_bytes
+        return limit > 0 and self.nbytes() > limit
+
     def _check_memory(self) -> None:
         limit = self.settings.max_memory_bytes
         if limit <= 0 or self.nbytes() <= limit:
             return
         self._compact()
-        if self.nbytes() > limit and not self._warned_memory:
+        if self.nbytes() > limit and not self._warned_memory and not self.spill_allowed:
             self._warned_memory = True
             logger.warning(
-                "%s: live log records take %d bytes, more than hoodie.memory.merge.max.size=%d; spilling to "
-                "disk is not implemented, continuing in memory", self.context, self.nbytes(), limit)
+                "%s: live log records take %d bytes, more than hoodie.memory.merge.max.size=%d even after "
+                "spilling (one hash partition does not fit); continuing in memory", self.context, self.nbytes(), limit)
 
     def _live_rows(self) -> tuple[pa.Table, pa.Array]:
         """(state rows of records, global row indices into the concatenated block tables)."""
@@ -644,6 +654,284 @@ def merge_log_blocks(blocks: Iterable[LogBlock], schema: pa.Schema, settings: Me
     return buffer.finish()
 
 
+def _block_where(block: LogBlock) -> str:
+    """``<log file>@<offset> (instant <t>)`` for messages."""
+    return f"{block.file_path or '<memory>'}@{block.offset} (instant {block.instant_time})"
+
+
+def _delete_arrays(deletes: Sequence[DeleteRecord], ordering_type: pa.DataType | None,
+                   where: str) -> tuple[pa.Array, pa.Array | None]:
+    """Keys (string) and ordering values (``ordering_type``, null = natural order; None without a
+    precombine field) of a delete block's records with a key (rules in the module docstring)."""
+    kept = [d for d in deletes if d.record_key is not None]
+    if len(kept) != len(deletes):
+        logger.warning("%s: %d delete record(s) without a record key ignored", where, len(deletes) - len(kept))
+    keys = pa.array([d.record_key for d in kept], pa.string())
+    if ordering_type is None:
+        return keys, None
+    wrapper = ordering_wrapper_for(ordering_type)
+    values: list[Any] = []
+    for d in kept:
+        natural = (d.ordering_value is None or d.ordering_type != wrapper
+                   or (d.ordering_type == "IntWrapper" and d.ordering_value == 0))
+        values.append(None if natural else d.ordering_value)
+    try:
+        return keys, pa.array(values, type=ordering_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return keys, pa.nulls(len(kept), ordering_type)
+
+
+_HASH_MULTIPLIER = np.uint64(0x100000001B3)
+
+
+def stable_key_hash(keys: pa.Array) -> np.ndarray:
+    """A 64-bit hash of each string of ``keys`` that depends only on its UTF-8 bytes (stable across
+    processes and runs, unlike Python's ``hash``): a polynomial hash over the bytes finished with the
+    splitmix64 mixer, vectorized with numpy.
+
+    Args:
+        keys: ``string`` or ``large_string`` array (nulls hash like the empty string).
+
+    Returns:
+        ``uint64`` numpy array of ``len(keys)``.
+    """
+    n = len(keys)
+    out = np.zeros(n, dtype=np.uint64)
+    if n == 0:
+        return out
+    if not (pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type)):
+        keys = keys.cast(pa.string())
+    buffers = keys.buffers()
+    offset_type = np.int64 if pa.types.is_large_string(keys.type) else np.int32
+    offsets = np.frombuffer(buffers[1], dtype=offset_type)[keys.offset:keys.offset + n + 1].astype(np.int64)
+    lengths = np.diff(offsets)
+    total = int(offsets[-1] - offsets[0])
+    with np.errstate(over="ignore"):
+        if total:
+            assert buffers[2] is not None
+            data = np.frombuffer(buffers[2], dtype=np.uint8)[offsets[0]:offsets[-1]].astype(np.uint64)
+            starts = offsets[:-1] - offsets[0]
+            position = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
+            powers = np.ones(int(lengths.max()), dtype=np.uint64)
+            if len(powers) > 1:
+                powers[1:] = np.cumprod(np.full(len(powers) - 1, _HASH_MULTIPLIER, dtype=np.uint64))
+            contrib = (data + np.uint64(1)) * powers[position]
+            nonempty = lengths > 0
+            out[nonempty] = np.add.reduceat(contrib, starts[nonempty])
+        h = out ^ lengths.astype(np.uint64)
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+    return h
+
+
+_MAX_SPILL_PARTITIONS = 4096
+
+
+@dataclass
+class _Segment:
+    seq: int
+    partition: int
+    path: str
+    is_delete: bool
+    nbytes: int
+
+
+class SpilledLogRecords:
+    """Log records of one slice hash-partitioned on disk (the Arrow counterpart of Hudi's
+    ``ExternalSpillableMap`` / ``BitCaskDiskMap``, FORMAT.md §5.6 memory).
+
+    Every data block (conformed to the work schema) and delete block (keys + ordering values) is split by
+    ``stable_key_hash(record key) % partitions`` and each non-empty piece written as one Arrow IPC file
+    ``<seq>-<partition>.{data,del}.arrow`` in a private folder ``hudi-merge-*`` created under
+    ``hoodie.memory.spillable.map.path``. Partitions are key-disjoint, so folding each partition's pieces in
+    log order (``seq``) with a :class:`LogRecordBuffer` yields exactly the in-memory fold restricted to its
+    keys. :meth:`passes` groups partitions so that each group's spilled bytes stay within half the memory
+    limit; :meth:`fold` loads one group.
+
+    Args:
+        spill_root: ``hoodie.memory.spillable.map.path`` (None = system temp dir); created if missing.
+        partitions: K, the number of hash partitions (≥ 1).
+        schema: work schema.
+        settings: merge settings (``max_memory_bytes`` is the budget).
+        context: the slice, for messages.
+
+    Raises:
+        StorageError: the spill folder cannot be created or written (message names the path and slice).
+    """
+
+    def __init__(self, spill_root: str | None, partitions: int, schema: pa.Schema, settings: MergeSettings,
+                 context: str, ordering_type: pa.DataType | None) -> None:
+        self.partitions = max(1, partitions)
+        self.schema = schema
+        self.settings = settings
+        self.context = context
+        self.ordering_type = ordering_type
+        root = spill_root or tempfile.gettempdir()
+        try:
+            os.makedirs(root, exist_ok=True)
+            self.directory = tempfile.mkdtemp(prefix="hudi-merge-", dir=root)
+        except OSError as exc:
+            raise StorageError(f"{context}: cannot create a merge spill folder under {root!r} "
+                               f"(hoodie.memory.spillable.map.path): {exc}") from exc
+        self.segments: list[_Segment] = []
+        self.partition_bytes = np.zeros(self.partitions, dtype=np.int64)
+        self._seq = 0
+        self.largest_pass_bytes = 0
+        """Spilled bytes of the largest group loaded by :meth:`fold` (diagnostics, tests)."""
+        delete_fields = [pa.field("k", pa.string())]
+        if ordering_type is not None:
+            delete_fields.append(pa.field("o", ordering_type))
+        self._delete_schema = pa.schema(delete_fields)
+
+    def partition_of(self, keys: pa.Array) -> np.ndarray:
+        """Partition number (int64 numpy array) of each key."""
+        return (stable_key_hash(keys) % np.uint64(self.partitions)).astype(np.int64)
+
+    def _write(self, table: pa.Table, keys: pa.Array, is_delete: bool) -> None:
+        seq = self._seq
+        self._seq += 1
+        if table.num_rows == 0:
+            return
+        parts = self.partition_of(keys)
+        order = np.argsort(parts, kind="stable")
+        counts = np.bincount(parts, minlength=self.partitions)
+        ordered = table.take(pa.array(order)).combine_chunks()
+        start = 0
+        suffix = "del" if is_delete else "data"
+        for partition in np.nonzero(counts)[0]:
+            count = int(counts[partition])
+            piece = ordered.slice(start, count)
+            start += count
+            path = os.path.join(self.directory, f"{seq:08d}-{int(partition):05d}.{suffix}.arrow")
+            try:
+                with pa.OSFile(path, "wb") as sink, ipc.new_file(sink, piece.schema) as writer:
+                    writer.write_table(piece)
+            except OSError as exc:
+                raise StorageError(f"{self.context}: cannot write merge spill file {path}: {exc}") from exc
+            nbytes = piece.nbytes
+            self.partition_bytes[partition] += nbytes
+            self.segments.append(_Segment(seq, int(partition), path, is_delete, nbytes))
+
+    def add_data(self, data: pa.Table, keys: pa.Array) -> None:
+        """Spill a data block's rows (work schema) with their record keys (aligned)."""
+        self._write(data, keys, False)
+
+    def add_deletes(self, keys: pa.Array, ordering: pa.Array | None) -> None:
+        """Spill a delete block (:func:`_delete_arrays`)."""
+        arrays = [keys] if ordering is None else [keys, ordering]
+        self._write(pa.Table.from_arrays(arrays, schema=self._delete_schema), keys, True)
+
+    def passes(self) -> list[np.ndarray]:
+        """Partition groups to merge one at a time (int64 arrays of partition numbers, together all K):
+        consecutive partitions are packed while their spilled bytes stay within half the memory limit; a
+        partition larger than that forms its own group."""
+        budget = max(1, self.settings.max_memory_bytes // 2)
+        groups: list[list[int]] = [[]]
+        used = 0
+        for partition in range(self.partitions):
+            size = int(self.partition_bytes[partition])
+            if groups[-1] and used + size > budget:
+                groups.append([])
+                used = 0
+            groups[-1].append(partition)
+            used += size
+        return [np.array(g, dtype=np.int64) for g in groups]
+
+    def fold(self, group: np.ndarray) -> MergedLogRecords:
+        """Fold the spilled pieces of the partitions in ``group`` in log order.
+
+        Raises:
+            StorageError: a spill file cannot be read.
+            CorruptFile, SchemaMismatch: as :meth:`LogRecordBuffer.add_data`.
+        """
+        wanted = set(int(p) for p in group)
+        pieces = sorted((s for s in self.segments if s.partition in wanted), key=lambda s: (s.seq, s.partition))
+        self.largest_pass_bytes = max(self.largest_pass_bytes, sum(s.nbytes for s in pieces))
+        buffer = LogRecordBuffer(self.schema, self.settings, self.context)
+        for piece in pieces:
+            try:
+                with pa.OSFile(piece.path, "rb") as source:
+                    table = ipc.open_file(source).read_all()
+            except (OSError, pa.ArrowInvalid) as exc:
+                raise StorageError(f"{self.context}: cannot read merge spill file {piece.path}: {exc}") from exc
+            if piece.is_delete:
+                ordering = table.column("o").combine_chunks() if "o" in table.column_names else None
+                buffer.apply_deletes(table.column("k").combine_chunks(), ordering)
+            else:
+                buffer.add_data(table, f"{self.context} spill file {piece.path}")
+        return buffer.finish()
+
+    def cleanup(self) -> None:
+        """Remove the spill folder (errors are logged, never raised)."""
+        shutil.rmtree(self.directory, ignore_errors=True)
+        if os.path.exists(self.directory):
+            logger.warning("%s: could not remove merge spill folder %s", self.context, self.directory)
+
+
+def _fold_log(blocks: Sequence[LogBlock], schema: pa.Schema, settings: MergeSettings,
+              context: str) -> MergedLogRecords | SpilledLogRecords:
+    """Fold ``blocks`` in memory, switching to :class:`SpilledLogRecords` when the live records exceed
+    ``hoodie.memory.merge.max.size``: the records folded so far are written as the first pieces, the
+    remaining blocks are decoded one at a time and partitioned straight to disk.
+
+    K = ceil(estimated decoded log bytes / (limit / 2)), clamped to [2, 4096]; the estimate extrapolates the
+    decoded/encoded ratio of the blocks read so far to the remaining blocks' content sizes. Overestimates
+    only cost small files (groups are re-packed by :meth:`SpilledLogRecords.passes`).
+    """
+    buffer = LogRecordBuffer(schema, settings, context, spill_allowed=True)
+    decoded = encoded = 0
+    spill_at = -1
+    for position, block in enumerate(blocks):
+        where = _block_where(block)
+        if isinstance(block, DeleteBlock):
+            buffer.add_deletes(block.delete_records(), where)
+        elif isinstance(block, (AvroDataBlock, ParquetDataBlock)):
+            table = block.to_table()
+            decoded += table.nbytes
+            encoded += len(block.content)
+            buffer.add_data(table, where)
+            del table
+        if buffer.over_limit():
+            spill_at = position
+            break
+    if spill_at < 0:
+        return buffer.finish()
+    limit = settings.max_memory_bytes
+    rest = blocks[spill_at + 1:]
+    ratio = decoded / encoded if encoded else 4.0
+    estimate = buffer.nbytes() + ratio * sum(len(b.content) for b in rest)
+    partitions = int(min(_MAX_SPILL_PARTITIONS, max(2, -(-estimate // max(1, limit // 2)))))
+    logger.info("%s: log records take %d bytes, more than hoodie.memory.merge.max.size=%d; spilling to %d "
+                "hash partitions under %s", context, buffer.nbytes(), limit, partitions,
+                settings.spill_path or tempfile.gettempdir())
+    spill = SpilledLogRecords(settings.spill_path, partitions, schema, settings, context, buffer._ordering_type)
+    try:
+        folded = buffer.finish()
+        del buffer
+        spill.add_data(folded.records, folded.record_keys)
+        spill.add_deletes(folded.deleted_keys, (pa.nulls(len(folded.deleted_keys), spill.ordering_type)
+                                                if spill.ordering_type is not None else None))
+        del folded
+        keys_of = _Keys(settings)
+        for block in rest:
+            where = _block_where(block)
+            if isinstance(block, DeleteBlock):
+                keys, ordering = _delete_arrays(block.delete_records(), spill.ordering_type, where)
+                spill.add_deletes(keys, ordering)
+            elif isinstance(block, (AvroDataBlock, ParquetDataBlock)):
+                data = conform_table(block.to_table(), schema, context=where)
+                if data.num_rows:
+                    spill.add_data(data, keys_of(data, where))
+                del data
+    except BaseException:
+        spill.cleanup()
+        raise
+    return spill
+
+
 def _base_batches(storage: Storage, path: str, schema: pa.Schema, batch_rows: int) -> Iterator[pa.Table]:
     with storage.open_input(path) as handle:
         parquet = pq.ParquetFile(handle)
@@ -666,6 +954,14 @@ def merge_file_slice(
     """Merged rows of one file slice, in the work schema: base rows (replaced, kept or dropped per the
     payload rules) batch by batch, then log-only records.
 
+    When the decoded log records exceed ``settings.max_memory_bytes`` they are spilled
+    (:class:`SpilledLogRecords`) and the merge runs once per partition group: the group's log records are
+    folded from disk, the base file is streamed again keeping only rows whose key hashes into the group, and
+    the group's log-only records follow. Same rows as the in-memory merge; the order differs (grouped by
+    hash partition). I/O cost of a spilled merge: the log blocks are read once and their records written
+    and read back once as Arrow IPC; the base file is read once per group (≈ decoded log bytes /
+    (limit / 2) times). The spill folder is removed when the generator finishes, fails or is closed.
+
     Args:
         storage: table storage.
         base_file: base file path, or None for a log-only slice.
@@ -682,18 +978,45 @@ def merge_file_slice(
         UnsupportedTable: unsupported payload class; Kryo delete blocks.
         CorruptFile: undecodable log block content, null record keys.
         SchemaMismatch: data that does not conform to ``schema``.
-        StorageError: unreadable files.
+        StorageError: unreadable files; a spill folder that cannot be created, written or read.
     """
     event_time = settings.event_time_ordering
-    merged = merge_log_blocks(blocks, schema, settings, context)
+    folded = _fold_log(blocks, schema, settings, context)
+    if isinstance(folded, MergedLogRecords):
+        whole = _base_batches(storage, base_file, schema, batch_rows) if base_file is not None else None
+        yield from _combine_with_base(whole, base_file or "", folded, settings, event_time)
+        return
+    spill = folded
+    try:
+        keys_of = _Keys(settings)
+        for group in spill.passes():
+            in_group = np.zeros(spill.partitions, dtype=bool)
+            in_group[group] = True
+            merged = spill.fold(group)
+            base: Iterator[pa.Table] | None = None
+            if base_file is not None:
+                base = (b.filter(pa.array(in_group[spill.partition_of(keys_of(b, base_file))]))
+                        for b in _base_batches(storage, base_file, schema, batch_rows))
+            yield from _combine_with_base(base, base_file or "", merged, settings, event_time)
+            del merged
+        logger.debug("%s: spilled merge done, %d group(s), largest group %d bytes", context,
+                     len(spill.passes()), spill.largest_pass_bytes)
+    finally:
+        spill.cleanup()
+
+
+def _combine_with_base(base_batches: Iterator[pa.Table] | None, base_file: str, merged: MergedLogRecords,
+                       settings: MergeSettings, event_time: bool) -> Iterator[pa.Table]:
+    """Base rows combined with the folded log (module docstring, "Base combine"), then the log records no
+    base row consumed (log-only inserts)."""
     n_records = len(merged.record_keys)
     all_keys = merged.all_keys
     consumed = np.zeros(n_records, dtype=bool)
     keys_of = _Keys(settings)
     soft = merged.soft_deleted
     ordering_type = merged.ordering.type if merged.ordering is not None else None
-    if base_file is not None:
-        for base in _base_batches(storage, base_file, schema, batch_rows):
+    if base_batches is not None:
+        for base in base_batches:
             if base.num_rows == 0:
                 continue
             keys = keys_of(base, base_file)
@@ -742,6 +1065,7 @@ def filter_commit_range(table: pa.Table, begin: str, end: str | None) -> pa.Tabl
 
 __all__ = [
     "BlockFilter",
+    "SpilledLogRecords",
     "LogRecordBuffer",
     "MergeSettings",
     "MergedLogRecords",
@@ -749,5 +1073,6 @@ __all__ = [
     "merge_file_slice",
     "merge_log_blocks",
     "scan_log_blocks",
+    "stable_key_hash",
     "work_schema",
 ]
