@@ -594,6 +594,12 @@ def main(argv: Sequence[str] | None = None, session_factory: SessionFactory | No
     start failure; 2 bad command line; 3 the ``-f``/``-i`` file cannot be read; 130 interrupted.
     """
     out, err = sys.stdout, sys.stderr
+    arguments = list(argv) if argv is not None else sys.argv[1:]
+    if arguments[:1] == ["metastore"]:
+        # `sqlext metastore start|stop|status --port --dir`: the project's own Hive Metastore.
+        from hive_sync.cli import main as hive_sync_main
+
+        return hive_sync_main(arguments)
     parser = build_arg_parser()
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)

@@ -555,3 +555,12 @@ def test_shell_error_for_parse_error_from_session_is_relocated() -> None:
         "   SELECT x",
         "     ^",
     ]
+
+
+def test_metastore_subcommand_reaches_the_hive_sync_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hive_sync.metastore import free_port
+    from sqlext import shell as shell_module
+
+    rc = shell_module.main(["metastore", "status", "--port", str(free_port()), "--dir", str(tmp_path)])
+    assert rc == 3  # stopped
+    assert "metastore stopped" in capsys.readouterr().out
