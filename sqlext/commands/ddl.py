@@ -22,7 +22,8 @@ from engine.write.operation import WriteOperation
 from sqlext.catalog import CatalogTable, quote
 from sqlext.commands.options import SQL_OPTION_KEYS, write_options
 from sqlext.commands.partitions import partition_paths_for_spec
-from sqlext.commands.results import dml_result, empty_result
+from sqlext.commands.post_commit import after_write
+from sqlext.commands.results import empty_result
 from sqlext.errors import SqlAnalysisError, UnsupportedStatement
 from sqlext.parser.statements import (
     AddColumns,
@@ -202,10 +203,9 @@ def create_table(session: Session, stmt: CreateTable) -> DataFrame:
             raise
     if query_df is not None:
         entry, table = catalog.require_hudi(stmt.ident)
-        metrics = write_dataframe(spark, table, query_df, WriteOperation.BULK_INSERT,
-                                  write_options(spark, entry, table))
-        catalog.refresh(entry)
-        return dml_result(spark, metrics)
+        options = write_options(spark, entry, table)
+        metrics = write_dataframe(spark, table, query_df, WriteOperation.BULK_INSERT, options)
+        return after_write(session, entry, table, options, metrics)
     return empty_result(spark)
 
 

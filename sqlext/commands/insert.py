@@ -28,7 +28,7 @@ from engine.write.operation import WriteOperation
 from sqlext.catalog import CatalogTable, quote
 from sqlext.commands.options import write_options
 from sqlext.commands.partitions import literal_value, partition_path_from_values
-from sqlext.commands.results import dml_result
+from sqlext.commands.post_commit import after_write
 from sqlext.errors import SqlAnalysisError
 from sqlext.parser.statements import InsertInto
 
@@ -158,5 +158,4 @@ def insert_into(session: Session, stmt: InsertInto) -> DataFrame:
     if operation is WriteOperation.INSERT_OVERWRITE and all_static:
         overwrite_partitions = [partition_path_from_values(table, static)]
     metrics = write_dataframe(spark, table, df, operation, options, overwrite_partitions=overwrite_partitions)
-    session.catalog.refresh(entry)
-    return dml_result(spark, metrics)
+    return after_write(session, entry, table, options, metrics)

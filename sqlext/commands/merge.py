@@ -42,7 +42,7 @@ from engine.write.operation import WriteOperation
 from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from sqlext.catalog import quote
 from sqlext.commands.options import write_options
-from sqlext.commands.results import dml_result
+from sqlext.commands.post_commit import after_write
 from sqlext.errors import SqlAnalysisError, UnsupportedStatement
 from sqlext.parser.statements import MergeInto, WhenMatchedDelete, WhenMatchedUpdate, WhenNotMatchedInsert
 
@@ -265,5 +265,4 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
         metrics = write_dataframe(spark, table, prepped, WriteOperation.UPSERT, options, prepped=True)
     finally:
         src.unpersist()
-    catalog.refresh(entry)
-    return dml_result(spark, metrics)
+    return after_write(session, entry, table, options, metrics)

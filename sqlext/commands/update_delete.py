@@ -22,7 +22,7 @@ from engine.write.operation import WriteOperation
 from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from sqlext.catalog import CatalogTable, quote
 from sqlext.commands.options import write_options
-from sqlext.commands.results import dml_result
+from sqlext.commands.post_commit import after_write
 from sqlext.errors import SqlAnalysisError
 from sqlext.parser.statements import DeleteFrom, UpdateTable
 
@@ -82,8 +82,7 @@ def update_table(session: Session, stmt: UpdateTable) -> DataFrame:
     except AnalysisException as exc:
         raise SqlAnalysisError(f"UPDATE {entry.display}: {str(exc).splitlines()[0]}") from exc
     metrics = write_dataframe(spark, table, updated, WriteOperation.UPSERT, options, prepped=True)
-    session.catalog.refresh(entry)
-    return dml_result(spark, metrics)
+    return after_write(session, entry, table, options, metrics)
 
 
 def delete_from(session: Session, stmt: DeleteFrom) -> DataFrame:
@@ -98,5 +97,4 @@ def delete_from(session: Session, stmt: DeleteFrom) -> DataFrame:
         F.col(RECORD_KEY), F.col(PARTITION_PATH), F.col(FILE_ID), F.lit(True).alias(IS_DELETED),
     )
     metrics = write_dataframe(spark, table, doomed, WriteOperation.DELETE, options, prepped=True)
-    session.catalog.refresh(entry)
-    return dml_result(spark, metrics)
+    return after_write(session, entry, table, options, metrics)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from sqlext.session import Session
 
 # Modules that register procedures when imported.
-FAMILIES = ("compaction", "help")
+FAMILIES = ("compaction", "help", "hive_sync")
 
 
 @dataclass(frozen=True)
