@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlparse
@@ -23,7 +24,7 @@ HUDI_HIVE_PACKAGE = "org.apache.hudi.hive."
 DEFAULT_EXTRACTOR = HUDI_HIVE_PACKAGE + "MultiPartKeysValueExtractor"
 
 
-class PartitionValueExtractor:
+class PartitionValueExtractor(ABC):
     """Base class (Hudi ``PartitionValueExtractor``): ``extract(partition_path) -> list[str]``.
 
     Raises :class:`PartitionValueError` naming the path when it does not have the expected form.
@@ -31,9 +32,9 @@ class PartitionValueExtractor:
 
     hudi_class: str = ""
 
+    @abstractmethod
     def extract(self, partition_path: str) -> list[str]:
         """Partition values of one relative partition path."""
-        raise NotImplementedError
 
     def _bad(self, partition_path: str, form: str) -> PartitionValueError:
         return PartitionValueError(f"Partition path {partition_path!r} is not in the form {form} "
