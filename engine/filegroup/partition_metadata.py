@@ -118,7 +118,12 @@ def write_partition_metadata(storage: Storage, base_path: str, partition_path: s
         storage.write_bytes(temp, data)
         if storage.exists(final):
             return False
-        storage.rename(temp, final)
+        try:
+            storage.rename(temp, final)
+        except StorageError:
+            if storage.exists(final):
+                return False  # a concurrent task created it first
+            raise
         LOG.debug("created partition metadata %s (commit %s)", final, commit_time)
         return True
     finally:

@@ -155,9 +155,11 @@ def _constant(value: str, count: int) -> pa.Array:
     return pc.fill_null(pa.nulls(count, pa.string()), value)
 
 
-def _open_writer(ctx: WriteContext, partition: str, file_name: str, io_type: IOType) -> BaseFileWriter:
+def _open_writer(
+    ctx: WriteContext, partition: str, file_name: str, io_type: IOType, task: TaskIdentity
+) -> BaseFileWriter:
     create_marker(ctx.storage, ctx.base_path, ctx.instant_time, Marker(partition, file_name, io_type))
-    write_partition_metadata(ctx.storage, ctx.base_path, partition, ctx.instant_time)
+    write_partition_metadata(ctx.storage, ctx.base_path, partition, ctx.instant_time, task.partition_id)
     return BaseFileWriter(
         ctx.storage,
         ctx.storage.join(ctx.partition_dir(partition), file_name),
@@ -216,7 +218,7 @@ def create_file_group(
     if records.num_rows == 0:
         return []
     file_name = base_file_name(file_id, task.write_token, ctx.instant_time)
-    writer = _open_writer(ctx, partition, file_name, IOType.CREATE)
+    writer = _open_writer(ctx, partition, file_name, IOType.CREATE, task)
     try:
         writer.write(with_meta_columns(ctx, records, file_name, seqnos(ctx.instant_time, task, records.num_rows)))
     finally:
@@ -306,7 +308,7 @@ def merge_file_group(
     combined = pa.concat_tables([old, incoming])
     output = combined.take(pa.array(out_idx))
 
-    writer = _open_writer(ctx, existing.partition_path, file_name, IOType.MERGE)
+    writer = _open_writer(ctx, existing.partition_path, file_name, IOType.MERGE, task)
     try:
         writer.write(output)
     finally:
@@ -349,7 +351,7 @@ class BulkInsertWriter:
         if partition not in self._open:
             file_id = new_file_id()
             file_name = base_file_name(file_id, self._task.write_token, self._ctx.instant_time)
-            writer = _open_writer(self._ctx, partition, file_name, IOType.CREATE)
+            writer = _open_writer(self._ctx, partition, file_name, IOType.CREATE, self._task)
             self._open[partition] = (file_id, file_name, writer, time.monotonic())
         file_id, file_name, writer, _ = self._open[partition]
         seq = seqnos(self._ctx.instant_time, self._task, rows.num_rows, self._seq)

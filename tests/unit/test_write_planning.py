@@ -123,3 +123,27 @@ def test_event_time_payload_keeps_stored_record_with_greater_ordering(tmp_path: 
     [merged] = merge_file_group(later, fg, records([("a", 4, "older")]), TaskIdentity())
     rows = read_base_file(later.storage, str(tmp_path / merged.path)).to_pylist()
     assert [r["v"] for r in rows] == ["stored"] and merged.num_update_writes == 0
+
+
+def test_concurrent_tasks_creating_one_partition_metafile_never_fail(tmp_path: Path) -> None:
+    import threading
+
+    from engine.filegroup.partition_metadata import read_partition_metadata, write_partition_metadata
+
+    storage = Storage.for_uri(str(tmp_path))
+    errors: list[BaseException] = []
+
+    def create() -> None:
+        try:
+            write_partition_metadata(storage, str(tmp_path), "p=a", "20240101000000000", 0)
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=create) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert read_partition_metadata(storage, str(tmp_path), "p=a").commit_time == "20240101000000000"
+    assert [f.name for f in storage.list_dir(str(tmp_path / "p=a"))] == [".hoodie_partition_metadata"]
