@@ -82,7 +82,7 @@ def merge_source_sql(data: Path) -> str:
         FROM {updates} WHERE l_orderkey % 2 = 1))"""
 
 
-def run(data: Path, work: Path, codec: str, also_gzip: bool) -> dict[str, Any]:
+def run(data: Path, work: Path, codec: str = "snappy", also_gzip: bool = False) -> dict[str, Any]:
     import sqlext
     from engine.table import Table
 
@@ -177,22 +177,33 @@ def delta_rs_merge(work: Path) -> dict[str, Any]:
                                                                "num_target_files_added") if k in metrics}}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def bench_main(run_fn: Any, description: str, argv: list[str] | None, **extra: Any) -> int:
+    """Shared command line of the bench scripts: ``--data``, ``--work`` (default: a temp dir removed
+    afterwards), plus ``extra`` options (name -> default); prints ``run_fn(data, work, **options)`` as JSON."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--data", type=Path, default=Path("bench/data/sf1"), help="tpch_gen.py output folder")
     parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir)")
-    parser.add_argument("--codec", default="snappy", help="parquet codec for both writers")
-    parser.add_argument("--also-gzip", action="store_true", help="also time a bulk insert with gzip")
+    for name, default in extra.items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(default, bool):
+            parser.add_argument(flag, action="store_true")
+        else:
+            parser.add_argument(flag, default=default)
     args = parser.parse_args(argv)
-    work = args.work or Path(tempfile.mkdtemp(prefix="bench_cow_"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench_"))
     try:
-        results = run(args.data.resolve(), work.resolve(), args.codec, args.also_gzip)
+        results = run_fn(args.data.resolve(), work.resolve(), **{k: getattr(args, k) for k in extra})
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     json.dump(results, sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--codec`` (default snappy) for both writers; ``--also-gzip`` times a gzip bulk insert too."""
+    return bench_main(run, __doc__.splitlines()[0], argv, codec="snappy", also_gzip=False)
 
 
 if __name__ == "__main__":

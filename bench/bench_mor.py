@@ -12,16 +12,17 @@ Usage: ``python bench/tpch_gen.py --sf 1 --out bench/data/sf1`` then
 
 from __future__ import annotations
 
-import argparse
-import json
-import shutil
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-from bench_cow import AGGREGATE, PeakMemory, merge_source_sql, timed  # same folder (run as a script)
+from bench_cow import (  # same folder (run as a script)
+    AGGREGATE,
+    PeakMemory,
+    bench_main,
+    merge_source_sql,
+    timed,
+)
 
 
 def run(data: Path, work: Path) -> dict[str, Any]:
@@ -101,19 +102,8 @@ def run(data: Path, work: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("bench/data/sf1"), help="tpch_gen.py output folder")
-    parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir)")
-    args = parser.parse_args(argv)
-    work = args.work or Path(tempfile.mkdtemp(prefix="bench_mor_"))
-    try:
-        results = run(args.data.resolve(), work.resolve())
-    finally:
-        if args.work is None:
-            shutil.rmtree(work, ignore_errors=True)
-    json.dump(results, sys.stdout, indent=2, default=str)
-    sys.stdout.write("\n")
-    return 0
+    """``--data`` and ``--work`` as bench_cow."""
+    return bench_main(run, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -62,98 +62,102 @@ class ConfigProperty(Generic[T]):
     table_level: bool = False
 
 
-def _str(key: str, default: str | None, doc: str, *alts: str, table: bool = False) -> ConfigProperty[str]:
+def str_property(key: str, default: str | None, doc: str, *alts: str, table: bool = False) -> ConfigProperty[str]:
+    """A string key (``alts``: legacy keys; ``table``: persisted in hoodie.properties)."""
     return ConfigProperty(key, default, str, doc, tuple(alts), table)
 
 
-def _int(key: str, default: int | None, doc: str, *alts: str) -> ConfigProperty[int]:
+def int_property(key: str, default: int | None, doc: str, *alts: str) -> ConfigProperty[int]:
+    """An integer key."""
     return ConfigProperty(key, default, int, doc, tuple(alts))
 
 
-def _float(key: str, default: float | None, doc: str) -> ConfigProperty[float]:
+def float_property(key: str, default: float | None, doc: str) -> ConfigProperty[float]:
+    """A floating-point key."""
     return ConfigProperty(key, default, float, doc)
 
 
-def _bool(key: str, default: bool | None, doc: str, *alts: str, table: bool = False) -> ConfigProperty[bool]:
+def bool_property(key: str, default: bool | None, doc: str, *alts: str, table: bool = False) -> ConfigProperty[bool]:
+    """A boolean key (Java ``true``/``false``)."""
     return ConfigProperty(key, default, parse_bool, doc, tuple(alts), table)
 
 
 class TableConfig:
     """Keys stored in ``.hoodie/hoodie.properties`` (Hudi ``HoodieTableConfig``)."""
 
-    NAME = _str("hoodie.table.name", None, "Table name; part of the checksum.", table=True)
-    TYPE = _str("hoodie.table.type", "COPY_ON_WRITE", "COPY_ON_WRITE or MERGE_ON_READ.", table=True)
-    VERSION = _str("hoodie.table.version", "6", "Table format version; this engine writes 6.", table=True)
-    TIMELINE_LAYOUT_VERSION = _str("hoodie.timeline.layout.version", "1", "Timeline layout; 1 for v6.", table=True)
-    RECORDKEY_FIELDS = _str("hoodie.table.recordkey.fields", None, "Comma list of record key fields.", table=True)
-    PRECOMBINE_FIELD = _str("hoodie.table.precombine.field", None,
+    NAME = str_property("hoodie.table.name", None, "Table name; part of the checksum.", table=True)
+    TYPE = str_property("hoodie.table.type", "COPY_ON_WRITE", "COPY_ON_WRITE or MERGE_ON_READ.", table=True)
+    VERSION = str_property("hoodie.table.version", "6", "Table format version; this engine writes 6.", table=True)
+    TIMELINE_LAYOUT_VERSION = str_property("hoodie.timeline.layout.version", "1", "Timeline layout; 1 for v6.", table=True)
+    RECORDKEY_FIELDS = str_property("hoodie.table.recordkey.fields", None, "Comma list of record key fields.", table=True)
+    PRECOMBINE_FIELD = str_property("hoodie.table.precombine.field", None,
                             "Ordering field used to pick the latest version of a record.", table=True)
-    PARTITION_FIELDS = _str("hoodie.table.partition.fields", None,
+    PARTITION_FIELDS = str_property("hoodie.table.partition.fields", None,
                             "Comma list of partition source fields; empty = non-partitioned.", table=True)
-    KEYGEN_CLASS = _str("hoodie.table.keygenerator.class", None,
+    KEYGEN_CLASS = str_property("hoodie.table.keygenerator.class", None,
                         "Key generator class (Simple, Complex, Nonpartitioned, TimestampBased, Custom).",
                         table=True)
-    HIVE_STYLE_PARTITIONING = _bool("hoodie.datasource.write.hive_style_partitioning", False,
+    HIVE_STYLE_PARTITIONING = bool_property("hoodie.datasource.write.hive_style_partitioning", False,
                                     "Partition folders named field=value.", table=True)
-    URL_ENCODE_PARTITIONING = _bool("hoodie.datasource.write.partitionpath.urlencode", False,
+    URL_ENCODE_PARTITIONING = bool_property("hoodie.datasource.write.partitionpath.urlencode", False,
                                     "Escape partition values Hive-style (%XX).", table=True)
-    DROP_PARTITION_COLUMNS = _bool("hoodie.datasource.write.drop.partition.columns", False,
+    DROP_PARTITION_COLUMNS = bool_property("hoodie.datasource.write.drop.partition.columns", False,
                                    "Drop partition columns from data files (unsupported; must be false).",
                                    table=True)
-    BASE_FILE_FORMAT = _str("hoodie.table.base.file.format", "PARQUET", "Base file format.", table=True)
-    ARCHIVELOG_FOLDER = _str("hoodie.archivelog.folder", "archived", "Archived timeline folder under .hoodie.",
+    BASE_FILE_FORMAT = str_property("hoodie.table.base.file.format", "PARQUET", "Base file format.", table=True)
+    ARCHIVELOG_FOLDER = str_property("hoodie.archivelog.folder", "archived", "Archived timeline folder under .hoodie.",
                              table=True)
-    POPULATE_META_FIELDS = _bool("hoodie.populate.meta.fields", True,
+    POPULATE_META_FIELDS = bool_property("hoodie.populate.meta.fields", True,
                                  "Write the five _hoodie_* meta columns.", table=True)
-    CREATE_SCHEMA = _str("hoodie.table.create.schema", None, "Avro schema at creation (no meta fields).",
+    CREATE_SCHEMA = str_property("hoodie.table.create.schema", None, "Avro schema at creation (no meta fields).",
                          table=True)
-    DATABASE_NAME = _str("hoodie.database.name", None, "Database name; part of the checksum.", table=True)
-    TIMELINE_TIMEZONE = _str("hoodie.table.timeline.timezone", "LOCAL", "LOCAL or UTC clock for instants.",
+    DATABASE_NAME = str_property("hoodie.database.name", None, "Database name; part of the checksum.", table=True)
+    TIMELINE_TIMEZONE = str_property("hoodie.table.timeline.timezone", "LOCAL", "LOCAL or UTC clock for instants.",
                              table=True)
-    CHECKSUM = _str("hoodie.table.checksum", None, "CRC32 of '<database>.<table>'.", table=True)
-    PAYLOAD_CLASS = _str("hoodie.compaction.payload.class", None, "Record payload class.", table=True)
-    RECORD_MERGER_STRATEGY = _str("hoodie.compaction.record.merger.strategy", None, "Merger strategy id.",
+    CHECKSUM = str_property("hoodie.table.checksum", None, "CRC32 of '<database>.<table>'.", table=True)
+    PAYLOAD_CLASS = str_property("hoodie.compaction.payload.class", None, "Record payload class.", table=True)
+    RECORD_MERGER_STRATEGY = str_property("hoodie.compaction.record.merger.strategy", None, "Merger strategy id.",
                                   table=True)
-    CDC_ENABLED = _bool("hoodie.table.cdc.enabled", False, "Change data capture logs.", table=True)
-    PARTITION_METAFILE_USE_BASE_FORMAT = _bool("hoodie.partition.metafile.use.base.format", False,
+    CDC_ENABLED = bool_property("hoodie.table.cdc.enabled", False, "Change data capture logs.", table=True)
+    PARTITION_METAFILE_USE_BASE_FORMAT = bool_property("hoodie.partition.metafile.use.base.format", False,
                                                "Partition metafile as parquet.", table=True)
-    METADATA_PARTITIONS = _str("hoodie.table.metadata.partitions", None,
+    METADATA_PARTITIONS = str_property("hoodie.table.metadata.partitions", None,
                                "Metadata-table partitions built; unsupported when set.", table=True)
 
 
 class KeyGenConfig:
     """Record key / partition path generation (Hudi ``KeyGeneratorOptions``)."""
 
-    RECORDKEY_FIELD = _str("hoodie.datasource.write.recordkey.field", None, "Record key field(s).")
-    PARTITIONPATH_FIELD = _str("hoodie.datasource.write.partitionpath.field", None, "Partition field(s).")
-    KEYGEN_CLASS = _str("hoodie.datasource.write.keygenerator.class", None, "Key generator class.")
-    TIMESTAMP_TYPE = _str("hoodie.keygen.timebased.timestamp.type", None,
+    RECORDKEY_FIELD = str_property("hoodie.datasource.write.recordkey.field", None, "Record key field(s).")
+    PARTITIONPATH_FIELD = str_property("hoodie.datasource.write.partitionpath.field", None, "Partition field(s).")
+    KEYGEN_CLASS = str_property("hoodie.datasource.write.keygenerator.class", None, "Key generator class.")
+    TIMESTAMP_TYPE = str_property("hoodie.keygen.timebased.timestamp.type", None,
                           "UNIX_TIMESTAMP, DATE_STRING, MIXED, EPOCHMILLISECONDS, SCALAR.", table=True)
-    TIMESTAMP_SCALAR_UNIT = _str("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS",
+    TIMESTAMP_SCALAR_UNIT = str_property("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS",
                                  "Unit of SCALAR timestamps.", table=True)
-    INPUT_DATEFORMAT = _str("hoodie.keygen.timebased.input.dateformat", "",
+    INPUT_DATEFORMAT = str_property("hoodie.keygen.timebased.input.dateformat", "",
                             "Java date pattern(s) of DATE_STRING input.", table=True)
-    INPUT_DATEFORMAT_DELIMITER = _str("hoodie.keygen.timebased.input.dateformat.list.delimiter.regex", ",",
+    INPUT_DATEFORMAT_DELIMITER = str_property("hoodie.keygen.timebased.input.dateformat.list.delimiter.regex", ",",
                                       "Separator of several input patterns.", table=True)
-    INPUT_TIMEZONE = _str("hoodie.keygen.timebased.input.timezone", "UTC", "Input time zone.", table=True)
-    OUTPUT_DATEFORMAT = _str("hoodie.keygen.timebased.output.dateformat", "",
+    INPUT_TIMEZONE = str_property("hoodie.keygen.timebased.input.timezone", "UTC", "Input time zone.", table=True)
+    OUTPUT_DATEFORMAT = str_property("hoodie.keygen.timebased.output.dateformat", "",
                              "Java date pattern of the partition path.", table=True)
-    OUTPUT_TIMEZONE = _str("hoodie.keygen.timebased.output.timezone", "UTC", "Output time zone.", table=True)
-    TIMEZONE = _str("hoodie.keygen.timebased.timezone", "UTC", "Both time zones, legacy key.", table=True)
-    CONSISTENT_LOGICAL_TIMESTAMP = _bool("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled",
+    OUTPUT_TIMEZONE = str_property("hoodie.keygen.timebased.output.timezone", "UTC", "Output time zone.", table=True)
+    TIMEZONE = str_property("hoodie.keygen.timebased.timezone", "UTC", "Both time zones, legacy key.", table=True)
+    CONSISTENT_LOGICAL_TIMESTAMP = bool_property("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled",
                                          False, "Render logical timestamps as dates in keys.")
-    KEYGEN_TYPE = _str("hoodie.datasource.write.keygenerator.type", None,
+    KEYGEN_TYPE = str_property("hoodie.datasource.write.keygenerator.type", None,
                        "Key generator type when no class is set: SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP, "
                        "CUSTOM (an _AVRO suffix is accepted).")
-    COMPLEX_KEYGEN_ENCODE_SINGLE_FIELD_NAME = _bool(
+    COMPLEX_KEYGEN_ENCODE_SINGLE_FIELD_NAME = bool_property(
         "hoodie.write.complex.keygen.encode.single.record.key.field.name", True,
         "ComplexKeyGenerator with one record key field writes 'field:value' (0.14.0, 0.14.2+, 0.15.1+) when "
         "true, plain 'value' (0.14.1, 0.15.0, 1.0.0-1.0.2; HUDI-7001) when false.")
-    SQL_ORIGIN_KEYGEN_CLASS = _str("hoodie.sql.origin.keygen.class", None,
+    SQL_ORIGIN_KEYGEN_CLASS = str_property("hoodie.sql.origin.keygen.class", None,
                                    "Real key generator class wrapped by Spark SQL's SqlKeyGenerator.")
-    SQL_PARTITION_SCHEMA = _str("hoodie.sql.partition.schema", None,
+    SQL_PARTITION_SCHEMA = str_property("hoodie.sql.partition.schema", None,
                                 "Spark DDL of the partition columns (SqlKeyGenerator: which are TIMESTAMP).")
-    JVM_TIMEZONE = _str("hoodie.keygen.engine.jvm.timezone", "UTC",
+    JVM_TIMEZONE = str_property("hoodie.keygen.engine.jvm.timezone", "UTC",
                         "Engine-only (not a Hudi key): the zone Java's default TimeZone would be in a Hudi "
                         "writer; used where Hudi formats with the JVM default zone (SqlKeyGenerator TIMESTAMP "
                         "partitions, java.sql.Timestamp keys, timebased keygen without zones).")
@@ -163,98 +167,98 @@ class WriteConfig:
     """Write client options (Hudi ``HoodieWriteConfig``, ``DataSourceWriteOptions``, storage/compaction
     configs used by copy-on-write file sizing)."""
 
-    OPERATION = _str("hoodie.datasource.write.operation", "upsert",
+    OPERATION = str_property("hoodie.datasource.write.operation", "upsert",
                      "insert, bulk_insert, upsert, delete, insert_overwrite, insert_overwrite_table.")
-    PRECOMBINE_FIELD = _str("hoodie.datasource.write.precombine.field", None, "Ordering field.")
-    PAYLOAD_CLASS = _str("hoodie.datasource.write.payload.class",
+    PRECOMBINE_FIELD = str_property("hoodie.datasource.write.precombine.field", None, "Ordering field.")
+    PAYLOAD_CLASS = str_property("hoodie.datasource.write.payload.class",
                          "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload", "Payload class.")
-    COMBINE_BEFORE_INSERT = _bool("hoodie.combine.before.insert", False,
+    COMBINE_BEFORE_INSERT = bool_property("hoodie.combine.before.insert", False,
                                   "De-duplicate incoming records by key (precombine) before insert.")
-    COMBINE_BEFORE_UPSERT = _bool("hoodie.combine.before.upsert", True,
+    COMBINE_BEFORE_UPSERT = bool_property("hoodie.combine.before.upsert", True,
                                   "De-duplicate incoming records by key (precombine) before upsert.")
-    COMBINE_BEFORE_DELETE = _bool("hoodie.combine.before.delete", True,
+    COMBINE_BEFORE_DELETE = bool_property("hoodie.combine.before.delete", True,
                                   "De-duplicate incoming keys before delete.")
-    INSERT_DROP_DUPLICATES = _bool("hoodie.datasource.write.insert.drop.duplicates", False,
+    INSERT_DROP_DUPLICATES = bool_property("hoodie.datasource.write.insert.drop.duplicates", False,
                                    "Drop incoming inserts whose key already exists.")
-    SMALL_FILE_LIMIT = _int("hoodie.parquet.small.file.limit", 104857600,
+    SMALL_FILE_LIMIT = int_property("hoodie.parquet.small.file.limit", 104857600,
                             "Base files smaller than this (bytes) take new inserts; 0 disables.")
-    PARQUET_MAX_FILE_SIZE = _int("hoodie.parquet.max.file.size", 125829120, "Target base file size (bytes).")
-    PARQUET_BLOCK_SIZE = _int("hoodie.parquet.block.size", 125829120, "Parquet row group size (bytes).")
-    PARQUET_PAGE_SIZE = _int("hoodie.parquet.page.size", 1048576, "Parquet page size (bytes).")
-    PARQUET_COMPRESSION = _str("hoodie.parquet.compression.codec", "snappy",
+    PARQUET_MAX_FILE_SIZE = int_property("hoodie.parquet.max.file.size", 125829120, "Target base file size (bytes).")
+    PARQUET_BLOCK_SIZE = int_property("hoodie.parquet.block.size", 125829120, "Parquet row group size (bytes).")
+    PARQUET_PAGE_SIZE = int_property("hoodie.parquet.page.size", 1048576, "Parquet page size (bytes).")
+    PARQUET_COMPRESSION = str_property("hoodie.parquet.compression.codec", "snappy",
                                "Parquet codec: gzip, snappy, zstd, lz4, uncompressed. Deliberately snappy by "
                                "default (Hudi 0.x: gzip): pyarrow's gzip made copy-on-write rewrites ~9x "
                                "slower; every Hudi reader reads either.")
-    RECORD_SIZE_ESTIMATE = _int("hoodie.copyonwrite.record.size.estimate", 1024,
+    RECORD_SIZE_ESTIMATE = int_property("hoodie.copyonwrite.record.size.estimate", 1024,
                                 "Average record size (bytes) assumed before any commit gives one.")
-    INSERT_SPLIT_SIZE = _int("hoodie.copyonwrite.insert.split.size", 500000,
+    INSERT_SPLIT_SIZE = int_property("hoodie.copyonwrite.insert.split.size", 500000,
                              "Records per new file group when auto split is off.")
-    INSERT_AUTO_SPLIT = _bool("hoodie.copyonwrite.insert.auto.split", True,
+    INSERT_AUTO_SPLIT = bool_property("hoodie.copyonwrite.insert.auto.split", True,
                               "Size new file groups from max file size / average record size.")
-    UPSERT_PARALLELISM = _int("hoodie.upsert.shuffle.parallelism", 0, "Shuffle partitions; 0 = Spark's.")
-    INSERT_PARALLELISM = _int("hoodie.insert.shuffle.parallelism", 0, "Shuffle partitions; 0 = Spark's.")
-    BULKINSERT_PARALLELISM = _int("hoodie.bulkinsert.shuffle.parallelism", 0, "Shuffle partitions; 0 = input's.")
-    DELETE_PARALLELISM = _int("hoodie.delete.shuffle.parallelism", 0, "Shuffle partitions; 0 = Spark's.")
-    BULKINSERT_SORT_MODE = _str("hoodie.bulkinsert.sort.mode", "NONE",
+    UPSERT_PARALLELISM = int_property("hoodie.upsert.shuffle.parallelism", 0, "Shuffle partitions; 0 = Spark's.")
+    INSERT_PARALLELISM = int_property("hoodie.insert.shuffle.parallelism", 0, "Shuffle partitions; 0 = Spark's.")
+    BULKINSERT_PARALLELISM = int_property("hoodie.bulkinsert.shuffle.parallelism", 0, "Shuffle partitions; 0 = input's.")
+    DELETE_PARALLELISM = int_property("hoodie.delete.shuffle.parallelism", 0, "Shuffle partitions; 0 = Spark's.")
+    BULKINSERT_SORT_MODE = str_property("hoodie.bulkinsert.sort.mode", "NONE",
                                 "NONE, GLOBAL_SORT, PARTITION_SORT, PARTITION_PATH_REPARTITION.")
-    MARKERS_TYPE = _str("hoodie.write.markers.type", "DIRECT", "DIRECT markers (one file per data file).")
-    SCHEMA_ALLOW_AUTO_EVOLUTION_COLUMN_DROP = _bool("hoodie.datasource.write.schema.allow.auto.evolution.column.drop",
+    MARKERS_TYPE = str_property("hoodie.write.markers.type", "DIRECT", "DIRECT markers (one file per data file).")
+    SCHEMA_ALLOW_AUTO_EVOLUTION_COLUMN_DROP = bool_property("hoodie.datasource.write.schema.allow.auto.evolution.column.drop",
                                                     False, "Allow writes that drop columns.")
-    SQL_INSERT_INTO_OPERATION = _str("hoodie.spark.sql.insert.into.operation", None,
+    SQL_INSERT_INTO_OPERATION = str_property("hoodie.spark.sql.insert.into.operation", None,
                                      "bulk_insert, insert or upsert for INSERT INTO; unset = upsert when the "
                                      "table has a primary key and precombine field, else insert.")
-    INSERT_DUP_POLICY = _str("hoodie.datasource.insert.dup.policy", "none", "none, drop or fail.")
-    OVERWRITE_MODE = _str("hoodie.datasource.overwrite.mode", None, "STATIC or DYNAMIC partition overwrite.")
-    AUTO_COMMIT = _bool("hoodie.auto.commit", True, "Commit at the end of the write.")
+    INSERT_DUP_POLICY = str_property("hoodie.datasource.insert.dup.policy", "none", "none, drop or fail.")
+    OVERWRITE_MODE = str_property("hoodie.datasource.overwrite.mode", None, "STATIC or DYNAMIC partition overwrite.")
+    AUTO_COMMIT = bool_property("hoodie.auto.commit", True, "Commit at the end of the write.")
 
 
 class IndexConfig:
     """Index options (Hudi ``HoodieIndexConfig``)."""
 
-    TYPE = _str("hoodie.index.type", "SIMPLE", "SIMPLE, GLOBAL_SIMPLE, BLOOM, GLOBAL_BLOOM, BUCKET.")
-    BLOOM_NUM_ENTRIES = _int("hoodie.index.bloom.num_entries", 60000, "Keys per bloom filter row.")
-    BLOOM_FPP = _float("hoodie.index.bloom.fpp", 0.000000001, "Bloom false positive probability.")
-    BLOOM_FILTER_TYPE = _str("hoodie.bloom.index.filter.type", "DYNAMIC_V0", "SIMPLE or DYNAMIC_V0.")
-    BLOOM_DYNAMIC_MAX_ENTRIES = _int("hoodie.bloom.index.filter.dynamic.max.entries", 100000,
+    TYPE = str_property("hoodie.index.type", "SIMPLE", "SIMPLE, GLOBAL_SIMPLE, BLOOM, GLOBAL_BLOOM, BUCKET.")
+    BLOOM_NUM_ENTRIES = int_property("hoodie.index.bloom.num_entries", 60000, "Keys per bloom filter row.")
+    BLOOM_FPP = float_property("hoodie.index.bloom.fpp", 0.000000001, "Bloom false positive probability.")
+    BLOOM_FILTER_TYPE = str_property("hoodie.bloom.index.filter.type", "DYNAMIC_V0", "SIMPLE or DYNAMIC_V0.")
+    BLOOM_DYNAMIC_MAX_ENTRIES = int_property("hoodie.bloom.index.filter.dynamic.max.entries", 100000,
                                      "Capacity of a dynamic bloom filter.")
-    SIMPLE_UPDATE_PARTITION_PATH = _bool("hoodie.simple.index.update.partition.path", True,
+    SIMPLE_UPDATE_PARTITION_PATH = bool_property("hoodie.simple.index.update.partition.path", True,
                                          "Global index: move a record whose partition changed.")
-    BUCKET_NUM = _int("hoodie.bucket.index.num.buckets", 4, "Buckets per partition (bucket index).")
-    BUCKET_HASH_FIELD = _str("hoodie.bucket.index.hash.field", None, "Bucket hash fields.")
+    BUCKET_NUM = int_property("hoodie.bucket.index.num.buckets", 4, "Buckets per partition (bucket index).")
+    BUCKET_HASH_FIELD = str_property("hoodie.bucket.index.hash.field", None, "Bucket hash fields.")
 
 
 class CompactionConfig:
     """Compaction options (Hudi ``HoodieCompactionConfig``)."""
 
-    INLINE = _bool("hoodie.compact.inline", False, "Schedule and run a compaction after each write that triggers it.")
-    TRIGGER_STRATEGY = _str("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS",
+    INLINE = bool_property("hoodie.compact.inline", False, "Schedule and run a compaction after each write that triggers it.")
+    TRIGGER_STRATEGY = str_property("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS",
                             "NUM_COMMITS, TIME_ELAPSED, NUM_AND_TIME or NUM_OR_TIME.")
-    MAX_DELTA_COMMITS = _int("hoodie.compact.inline.max.delta.commits", 5,
+    MAX_DELTA_COMMITS = int_property("hoodie.compact.inline.max.delta.commits", 5,
                              "Delta commits since the last compaction that trigger one.")
-    MAX_DELTA_SECONDS = _int("hoodie.compact.inline.max.delta.seconds", 3600,
+    MAX_DELTA_SECONDS = int_property("hoodie.compact.inline.max.delta.seconds", 3600,
                              "Seconds since the last compaction that trigger one.")
 
 
 class ReadConfig:
     """Query options (Hudi ``DataSourceReadOptions``)."""
 
-    QUERY_TYPE = _str("hoodie.datasource.query.type", "snapshot", "snapshot, read_optimized, incremental.")
-    AS_OF_INSTANT = _str("as.of.instant", None, "Time travel: read the table as of this instant.")
-    BEGIN_INSTANTTIME = _str("hoodie.datasource.read.begin.instanttime", None,
+    QUERY_TYPE = str_property("hoodie.datasource.query.type", "snapshot", "snapshot, read_optimized, incremental.")
+    AS_OF_INSTANT = str_property("as.of.instant", None, "Time travel: read the table as of this instant.")
+    BEGIN_INSTANTTIME = str_property("hoodie.datasource.read.begin.instanttime", None,
                              "Incremental: commits after this instant (exclusive).")
-    END_INSTANTTIME = _str("hoodie.datasource.read.end.instanttime", None,
+    END_INSTANTTIME = str_property("hoodie.datasource.read.end.instanttime", None,
                            "Incremental: commits up to this instant (inclusive).")
-    QUERY_AS_RO_TABLE = _bool("hoodie.query.as.ro.table", None,
+    QUERY_AS_RO_TABLE = bool_property("hoodie.query.as.ro.table", None,
                               "Set by Hive sync on _ro (true) / _rt (false) tables.")
 
 
 class MemoryConfig:
     """Memory limits of merge-on-read merging (Hudi ``HoodieMemoryConfig``)."""
 
-    MAX_MEMORY_FOR_MERGE = _int("hoodie.memory.merge.max.size", 1073741824,
+    MAX_MEMORY_FOR_MERGE = int_property("hoodie.memory.merge.max.size", 1073741824,
                                 "Bytes of decoded log records a file-slice merge may hold in memory before "
                                 "spilling to hoodie.memory.spillable.map.path (Hudi default 1 GiB).")
-    SPILLABLE_MAP_PATH = _str("hoodie.memory.spillable.map.path", "/tmp/",
+    SPILLABLE_MAP_PATH = str_property("hoodie.memory.spillable.map.path", "/tmp/",
                               "Local directory for merge spill files.")
 
 

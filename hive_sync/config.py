@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.config import ConfigProperty, HoodieConfig, parse_bool
+from engine.config import ConfigProperty, HoodieConfig, bool_property, int_property, str_property
 from engine.errors import ConfigError
 from hive_sync.errors import SyncConfigError
 from hive_sync.partitions import extractor_for, infer_extractor_class
@@ -29,82 +29,70 @@ logger = logging.getLogger(__name__)
 HIVE = "hoodie.datasource.hive_sync."
 
 
-def _s(key: str, default: str | None, doc: str, *alts: str) -> ConfigProperty[str]:
-    return ConfigProperty(key, default, str, doc, tuple(alts))
-
-
-def _i(key: str, default: int, doc: str, *alts: str) -> ConfigProperty[int]:
-    return ConfigProperty(key, default, int, doc, tuple(alts))
-
-
-def _b(key: str, default: bool, doc: str, *alts: str) -> ConfigProperty[bool]:
-    return ConfigProperty(key, default, parse_bool, doc, tuple(alts))
-
-
 class HiveSyncKeys:
     """The configuration keys (Hudi ``HiveSyncConfigHolder`` + ``HoodieSyncConfig``), defaults as in Hudi."""
 
-    ENABLE = _b(HIVE + "enable", False, "Sync to Hive after each commit.")
-    MODE = _s(HIVE + "mode", None, "hms | hiveql | jdbc; unset → jdbc if use_jdbc else hiveql (Hudi).")
-    METASTORE_URIS = _s(HIVE + "metastore.uris", "thrift://localhost:9083", "Hive Metastore Thrift URI(s).")
-    JDBC_URL = _s(HIVE + "jdbcurl", "jdbc:hive2://localhost:10000", "HiveServer2 URL (jdbc mode).")
-    USERNAME = _s(HIVE + "username", "hive", "HiveServer2 user (jdbc mode).")
-    PASSWORD = _s(HIVE + "password", "hive", "HiveServer2 password (jdbc mode).")
-    USE_JDBC = _b(HIVE + "use_jdbc", True, "Deprecated: jdbc mode when mode is unset.")
-    DATABASE = _s(HIVE + "database", "default", "Target database (inferred from hoodie.database.name).",
+    ENABLE = bool_property(HIVE + "enable", False, "Sync to Hive after each commit.")
+    MODE = str_property(HIVE + "mode", None, "hms | hiveql | jdbc; unset → jdbc if use_jdbc else hiveql (Hudi).")
+    METASTORE_URIS = str_property(HIVE + "metastore.uris", "thrift://localhost:9083", "Hive Metastore Thrift URI(s).")
+    JDBC_URL = str_property(HIVE + "jdbcurl", "jdbc:hive2://localhost:10000", "HiveServer2 URL (jdbc mode).")
+    USERNAME = str_property(HIVE + "username", "hive", "HiveServer2 user (jdbc mode).")
+    PASSWORD = str_property(HIVE + "password", "hive", "HiveServer2 password (jdbc mode).")
+    USE_JDBC = bool_property(HIVE + "use_jdbc", True, "Deprecated: jdbc mode when mode is unset.")
+    DATABASE = str_property(HIVE + "database", "default", "Target database (inferred from hoodie.database.name).",
                   "hoodie.datasource.meta.sync.database")
-    TABLE = _s(HIVE + "table", "unknown", "Target table (inferred from hoodie.table.name).",
+    TABLE = str_property(HIVE + "table", "unknown", "Target table (inferred from hoodie.table.name).",
                "hoodie.datasource.meta.sync.table")
-    BASE_FILE_FORMAT = _s(HIVE + "base_file_format", "PARQUET", "Base file format: PARQUET, ORC, HFILE.")
-    PARTITION_FIELDS = _s(HIVE + "partition_fields", "", "Comma list of partition columns (inferred).")
-    PARTITION_EXTRACTOR_CLASS = _s(HIVE + "partition_extractor_class",
+    BASE_FILE_FORMAT = str_property(HIVE + "base_file_format", "PARQUET", "Base file format: PARQUET, ORC, HFILE.")
+    PARTITION_FIELDS = str_property(HIVE + "partition_fields", "", "Comma list of partition columns (inferred).")
+    PARTITION_EXTRACTOR_CLASS = str_property(HIVE + "partition_extractor_class",
                                    "org.apache.hudi.hive.MultiPartKeysValueExtractor",
                                    "Partition value extractor class (inferred).")
-    AUTO_CREATE_DATABASE = _b(HIVE + "auto_create_database", True, "Create the database when missing.")
-    IGNORE_EXCEPTIONS = _b(HIVE + "ignore_exceptions", False, "Log sync failures instead of raising.")
-    SKIP_RO_SUFFIX = _b(HIVE + "skip_ro_suffix", False, "MOR: register the read-optimized table bare.",
+    AUTO_CREATE_DATABASE = bool_property(HIVE + "auto_create_database", True, "Create the database when missing.")
+    IGNORE_EXCEPTIONS = bool_property(HIVE + "ignore_exceptions", False, "Log sync failures instead of raising.")
+    SKIP_RO_SUFFIX = bool_property(HIVE + "skip_ro_suffix", False, "MOR: register the read-optimized table bare.",
                         "hoodie.datasource.hive_sync.skip_ro_suffix_for_read_optimized_table")
-    SUPPORT_TIMESTAMP = _b(HIVE + "support_timestamp", False,
+    SUPPORT_TIMESTAMP = bool_property(HIVE + "support_timestamp", False,
                            "Avro timestamps as Hive timestamp (else bigint); true on Spark SQL paths.")
-    TABLE_PROPERTIES = _s(HIVE + "table_properties", None, "Extra table parameters, newline-separated k=v.")
-    SERDE_PROPERTIES = _s(HIVE + "serde_properties", None, "Extra serde parameters, newline-separated k=v.")
-    SYNC_AS_DATASOURCE = _b(HIVE + "sync_as_datasource", True, "Add Spark datasource table parameters.")
-    SCHEMA_STRING_LENGTH_THRESH = _i(HIVE + "schema_string_length_thresh", 4000,
+    TABLE_PROPERTIES = str_property(HIVE + "table_properties", None, "Extra table parameters, newline-separated k=v.")
+    SERDE_PROPERTIES = str_property(HIVE + "serde_properties", None, "Extra serde parameters, newline-separated k=v.")
+    SYNC_AS_DATASOURCE = bool_property(HIVE + "sync_as_datasource", True, "Add Spark datasource table parameters.")
+    SCHEMA_STRING_LENGTH_THRESH = int_property(HIVE + "schema_string_length_thresh", 4000,
                                      "Characters per spark.sql.sources.schema.part.N chunk.")
-    CREATE_MANAGED_TABLE = _b(HIVE + "create_managed_table", False, "MANAGED_TABLE instead of EXTERNAL.")
-    OMIT_METADATA_FIELDS = _b(HIVE + "omit_metadata_fields", False, "Leave _hoodie_* out of the columns.")
-    BATCH_NUM = _i(HIVE + "batch_num", 1000, "Partitions per add/alter partition call.")
-    BATCHING_ENABLED = _b(HIVE + "batching.enabled", False, "Parallel partition batches (1.3).")
-    BATCHING_THREADS = _i(HIVE + "batching.threads", 4, "Threads for parallel batches (1.3).")
-    BUCKET_SYNC = _b(HIVE + "bucket_sync", False, "Sync the bucket spec of bucket-index tables.")
-    BUCKET_SYNC_SPEC = _s(HIVE + "bucket_sync_spec", "", "Bucket spec string.")
-    SYNC_COMMENT = _b(HIVE + "sync_comment", False, "Sync column comments.")
-    TABLE_STRATEGY = _s(HIVE + "table.strategy", "ALL", "MOR tables to register: ALL, RO or RT.")
-    FILTER_PUSHDOWN_ENABLED = _b(HIVE + "filter_pushdown_enabled", False,
+    CREATE_MANAGED_TABLE = bool_property(HIVE + "create_managed_table", False, "MANAGED_TABLE instead of EXTERNAL.")
+    OMIT_METADATA_FIELDS = bool_property(HIVE + "omit_metadata_fields", False, "Leave _hoodie_* out of the columns.")
+    BATCH_NUM = int_property(HIVE + "batch_num", 1000, "Partitions per add/alter partition call.")
+    BATCHING_ENABLED = bool_property(HIVE + "batching.enabled", False, "Parallel partition batches (1.3).")
+    BATCHING_THREADS = int_property(HIVE + "batching.threads", 4, "Threads for parallel batches (1.3).")
+    BUCKET_SYNC = bool_property(HIVE + "bucket_sync", False, "Sync the bucket spec of bucket-index tables.")
+    BUCKET_SYNC_SPEC = str_property(HIVE + "bucket_sync_spec", "", "Bucket spec string.")
+    SYNC_COMMENT = bool_property(HIVE + "sync_comment", False, "Sync column comments.")
+    TABLE_STRATEGY = str_property(HIVE + "table.strategy", "ALL", "MOR tables to register: ALL, RO or RT.")
+    FILTER_PUSHDOWN_ENABLED = bool_property(HIVE + "filter_pushdown_enabled", False,
                                  "Incremental sync fetches only the touched partitions from the metastore.")
-    FILTER_PUSHDOWN_MAX_SIZE = _i(HIVE + "filter_pushdown_max_size", 1000,
+    FILTER_PUSHDOWN_MAX_SIZE = int_property(HIVE + "filter_pushdown_max_size", 1000,
                                   "Above this many touched partitions, fetch all instead.")
-    USE_PRE_APACHE_INPUT_FORMAT = _b(HIVE + "use_pre_apache_input_format", False,
+    USE_PRE_APACHE_INPUT_FORMAT = bool_property(HIVE + "use_pre_apache_input_format", False,
                                      "Use com.uber.hoodie input formats.")
-    USE_SPARK_CATALOG = _b(HIVE + "use_spark_catalog", False, "Route through a Spark catalog client.")
-    RECREATE_TABLE_ON_ERROR = _b(HIVE + "recreate_table_on_error", False,
+    USE_SPARK_CATALOG = bool_property(HIVE + "use_spark_catalog", False, "Route through a Spark catalog client.")
+    RECREATE_TABLE_ON_ERROR = bool_property(HIVE + "recreate_table_on_error", False,
                                  "Recreate the table when the schema/props sync fails (1.2).")
     # hoodie.meta.sync.* / hoodie.datasource.meta.sync.* (HoodieSyncConfig)
-    META_SYNC_ENABLE = _b("hoodie.datasource.meta.sync.enable", False, "Run meta sync after each commit.")
-    META_SYNC_BASE_PATH = _s("hoodie.datasource.meta.sync.base.path", "", "Table base path to sync.")
-    CONDITION_SYNC = _b("hoodie.datasource.meta_sync.condition.sync", False,
+    META_SYNC_ENABLE = bool_property("hoodie.datasource.meta.sync.enable", False, "Run meta sync after each commit.")
+    META_SYNC_BASE_PATH = str_property("hoodie.datasource.meta.sync.base.path", "", "Table base path to sync.")
+    CONDITION_SYNC = bool_property("hoodie.datasource.meta_sync.condition.sync", False,
                         "Only update last_commit_time_sync when something changed.")
-    DECODE_PARTITION = _b("hoodie.meta.sync.decode_partition", False,
+    DECODE_PARTITION = bool_property("hoodie.meta.sync.decode_partition", False,
                           "Unescape %XX in partition values (inferred from url-encode).")
-    METADATA_FILE_LISTING = _b("hoodie.meta.sync.metadata_file_listing", False,
+    METADATA_FILE_LISTING = bool_property("hoodie.meta.sync.metadata_file_listing", False,
                                "List partitions through the metadata table.")
-    INCREMENTAL = _b("hoodie.meta.sync.incremental", True, "Incremental partition sync.")
-    SYNC_SNAPSHOT_WITH_TABLE_NAME = _b("hoodie.meta.sync.sync_snapshot_with_table_name", True,
+    INCREMENTAL = bool_property("hoodie.meta.sync.incremental", True, "Incremental partition sync.")
+    SYNC_SNAPSHOT_WITH_TABLE_NAME = bool_property("hoodie.meta.sync.sync_snapshot_with_table_name", True,
                                        "MOR: also register the bare name as the snapshot (RT) table.")
-    NO_PARTITION_METADATA = _b("hoodie.meta.sync.no_partition_metadata", False,
+    NO_PARTITION_METADATA = bool_property("hoodie.meta.sync.no_partition_metadata", False,
                                "Skip partition sync entirely.")
-    SPARK_VERSION = _s("hoodie.meta_sync.spark.version", "", "Spark version for spark.sql.create.version.")
-    CLIENT_TOOL_CLASS = _s("hoodie.meta.sync.client.tool.class", "org.apache.hudi.hive.HiveSyncTool",
+    SPARK_VERSION = str_property("hoodie.meta_sync.spark.version", "", "Spark version for spark.sql.create.version.")
+    CLIENT_TOOL_CLASS = str_property("hoodie.meta.sync.client.tool.class", "org.apache.hudi.hive.HiveSyncTool",
                            "Comma list of sync tool classes.")
 
     @classmethod

@@ -20,6 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 from hmsclient.genthrift.hive_metastore.ttypes import FieldSchema
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from engine.errors import EngineError
 from engine.formats.avro_schema import avro_to_arrow
@@ -85,51 +86,6 @@ def storage_formats(base_file_format: str, realtime: bool, pre_apache: bool = Fa
 # ---- Spark datasource table properties (SparkDataSourceTableUtils.getSparkTableProperties) -------------
 
 
-def _spark_type(dtype: pa.DataType) -> Any:
-    if pa.types.is_int8(dtype):
-        return "byte"
-    if pa.types.is_int16(dtype):
-        return "short"
-    if pa.types.is_int32(dtype):
-        return "integer"
-    if pa.types.is_int64(dtype):
-        return "long"
-    if pa.types.is_float32(dtype):
-        return "float"
-    if pa.types.is_float64(dtype):
-        return "double"
-    if pa.types.is_boolean(dtype):
-        return "boolean"
-    if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
-        return "string"
-    if pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype) or pa.types.is_fixed_size_binary(dtype):
-        return "binary"
-    if pa.types.is_decimal(dtype):
-        return f"decimal({dtype.precision},{dtype.scale})"
-    if pa.types.is_date(dtype):
-        return "date"
-    if pa.types.is_timestamp(dtype):
-        return "timestamp" if dtype.tz else "timestamp_ntz"
-    if pa.types.is_time(dtype):
-        return "long"
-    if pa.types.is_map(dtype):
-        return {"type": "map", "keyType": _spark_type(dtype.key_type), "valueType": _spark_type(dtype.item_type),
-                "valueContainsNull": dtype.item_field.nullable}
-    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-        return {"type": "array", "elementType": _spark_type(dtype.value_type),
-                "containsNull": dtype.value_field.nullable}
-    if pa.types.is_struct(dtype):
-        return _spark_struct([dtype.field(i) for i in range(dtype.num_fields)])
-    if pa.types.is_null(dtype):
-        return "void"
-    raise SyncError(f"cannot express Arrow type {dtype} as a Spark SQL type")
-
-
-def _spark_struct(fields: Sequence[pa.Field]) -> dict[str, Any]:
-    return {"type": "struct", "fields": [{"name": f.name, "type": _spark_type(f.type), "nullable": f.nullable,
-                                          "metadata": {}} for f in fields]}
-
-
 def spark_table_properties(avro_schema: Mapping[str, Any], partition_fields: Sequence[str], threshold: int,
                            spark_version: str = "") -> dict[str, str]:
     """Spark datasource table parameters (Hudi ``SparkDataSourceTableUtils.getSparkTableProperties``):
@@ -140,7 +96,12 @@ def spark_table_properties(avro_schema: Mapping[str, Any], partition_fields: Seq
     lower_parts = [p.lower() for p in partition_fields]
     data = [f for f in arrow if f.name.lower() not in lower_parts]
     parts = [f for p in lower_parts for f in arrow if f.name.lower() == p]
-    text = json.dumps(_spark_struct(data + parts), separators=(",", ":"))
+    try:
+        spark_schema = from_arrow_schema(pa.schema(data + parts))
+    except (TypeError, ValueError) as exc:
+        raise SyncError(f"cannot express the table schema as a Spark schema: {exc}") from exc
+    # Key order as Spark's Scala side writes it ({"type":"struct","fields":[...]}), unlike StructType.json().
+    text = json.dumps(spark_schema.jsonValue(), separators=(",", ":"))
     chunk = max(1, threshold)
     chunks = [text[i:i + chunk] for i in range(0, len(text), chunk)]
     props = {SPARK_PROVIDER: "hudi", "spark.sql.sources.schema.numParts": str(len(chunks))}

@@ -355,7 +355,8 @@ def _bucketed_write(
         if missing:
             raise errors.CommitConflict(
                 f"file groups {missing[:5]} of {table.base_path} changed while writing; retry the write")
-        commits = [table.commit_metadata(i) for i in reversed(table.timeline.completed_commits())]
+        # Lazy: the estimate stops at the newest commit that wrote enough data.
+        commits = (table.commit_metadata(i) for i in reversed(table.timeline.completed_commits()))
         plan = plan_writes(profile, latest, small, average_record_size(commits, conf), conf)
     if not plan.buckets:
         return [], replaced
