@@ -189,6 +189,12 @@ class WriteConfig:
                                "Parquet codec: gzip, snappy, zstd, lz4, uncompressed. Deliberately snappy by "
                                "default (Hudi 0.x: gzip): pyarrow's gzip made copy-on-write rewrites ~9x "
                                "slower; every Hudi reader reads either.")
+    LOGFILE_MAX_SIZE = int_property("hoodie.logfile.max.size", 1073741824,
+                                    "A log file reaching this size (bytes) rolls over to the next version "
+                                    "(Hudi HoodieStorageConfig.LOGFILE_MAX_SIZE).")
+    LOGFILE_DATA_BLOCK_MAX_SIZE = int_property("hoodie.logfile.data.block.max.size", 268435456,
+                                               "Records per data block are capped so a block's in-memory size "
+                                               "(bytes) stays under this (Hudi LOGFILE_DATA_BLOCK_MAX_SIZE).")
     RECORD_SIZE_ESTIMATE = int_property("hoodie.copyonwrite.record.size.estimate", 1024,
                                 "Average record size (bytes) assumed before any commit gives one.")
     INSERT_SPLIT_SIZE = int_property("hoodie.copyonwrite.insert.split.size", 500000,

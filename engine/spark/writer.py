@@ -31,6 +31,7 @@ from engine import errors
 from engine.config import CompactionConfig, HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
 from engine.errors import EngineError, WriteError
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
+from engine.index.simple import files_to_index
 from engine.spark import tasks
 from engine.table import Table
 from engine.timeline.commit_metadata import WriteStat
@@ -112,12 +113,10 @@ def existing_key_locations(
     spark: SparkSession, table: Table, partitions: Sequence[str] | None, conf: HoodieConfig
 ) -> DataFrame:
     """The simple index's side of the join: ``(_hoodie_record_key, _hoodie_partition_path,
-    _hoodie_file_id)`` of every record in the latest base files of ``partitions`` (all when ``None``)."""
-    view = table.file_system_view()
-    names = view.partition_paths() if partitions is None else list(partitions)
-    files = [
-        (p, bf.file_id, bf.path) for p in names for bf in view.latest_base_files(p)
-    ]
+    _hoodie_file_id)`` of every record in the latest base files of ``partitions`` (all when ``None``), and
+    of merge-on-read log files that may hold keys no base file has (:func:`engine.index.simple.files_to_index`)."""
+    names = table.file_system_view().partition_paths() if partitions is None else list(partitions)
+    files = [(f.partition_path, f.file_id, f.path) for f in files_to_index(table, names)]
     schema = StructType([StructField(RECORD_KEY, StringType()), StructField(PARTITION_PATH, StringType()),
                          StructField(FILE_ID, StringType())])
     if not files:
@@ -331,6 +330,10 @@ def _bucketed_write(
                     slices[fs.file_id] = LatestSlice(
                         partition, fs.file_id, fs.base_instant, fs.base_file.name if fs.base_file else "",
                         tuple(lf.name for lf in fs.log_files))
+                    if fs.file_id not in latest and fs.log_files:
+                        # A log-only file group (another writer put inserts into log files): updates
+                        # append to it; it never takes inserts (below: it has log files).
+                        latest[fs.file_id] = ExistingFileGroup(partition, fs.file_id, "", fs.base_instant, 0)
         replaced: dict[str, list[str]] = {}
         small: dict[str, list[ExistingFileGroup]] = {}
         if operation.is_replace:

@@ -1,9 +1,10 @@
 """The append handle (Hudi ``HoodieAppendHandle``): updates and deletes of a merge-on-read file group
-appended as a new log file of its latest file slice.
+appended as new log files of its latest file slice.
 
 Each write creates the next log version ``.<fileId>_<baseInstant>.log.<n>_<token>`` (Hudi 0.14 never
 re-opens a log file; FORMAT.md §5.5) holding an ``AVRO_DATA_BLOCK`` with the new record versions (meta
-columns included, ``_hoodie_file_name`` = the file id) and/or a ``DELETE_BLOCK`` with the deleted keys.
+columns included, ``_hoodie_file_name`` = the file id) and/or a ``DELETE_BLOCK`` with the deleted keys,
+rolling over to the following version when a file reaches ``hoodie.logfile.max.size``.
 Deletes carry the deleted record's own ordering value typed like the precombine field, so they win by
 commit order under both Java's and hudi-rs's delete rules.
 """
@@ -85,17 +86,45 @@ def _delete_ordering(ctx: WriteContext, removed: pa.Table) -> tuple[list[object]
 _EPOCH = datetime.date(1970, 1, 1)
 
 
+def _data_block_tables(table: pa.Table, max_block_bytes: int) -> list[pa.Table]:
+    """``table`` cut into consecutive slices whose in-memory (Arrow) size stays under ``max_block_bytes``
+    (at least one row each), as Hudi's append handle flushes a block once its buffered records reach
+    ``hoodie.logfile.data.block.max.size``."""
+    if table.num_rows == 0:
+        return []
+    per_row = max(1, table.nbytes // table.num_rows)
+    rows = max(1, max_block_bytes // per_row)
+    return [table.slice(offset, rows) for offset in range(0, table.num_rows, rows)]
+
+
+@dataclass
+class _OpenLogFile:
+    """The log file an append is writing, with what went into it (one write stat per file)."""
+
+    version: int
+    name: str
+    writer: LogWriter
+    upserts: int = 0
+    deletes: int = 0
+    blocks: int = 0
+
+
 def append_to_file_group(
     ctx: WriteContext, slice_: LatestSlice, records: pa.Table, task: TaskIdentity
 ) -> list[WriteStat]:
-    """Append ``records`` (upserts, and deletes flagged ``_hoodie_is_deleted``) to a new log file of the
-    file group's latest slice.
+    """Append ``records`` (upserts, and deletes flagged ``_hoodie_is_deleted``) to new log files of the
+    file group's latest slice (Hudi ``HoodieAppendHandle``).
+
+    Upserts go into ``AVRO_DATA_BLOCK``s of at most ``hoodie.logfile.data.block.max.size`` bytes each, the
+    deletes into one ``DELETE_BLOCK`` after them. Once a log file reaches ``hoodie.logfile.max.size`` bytes,
+    the next block rolls over to the next log version (Hudi ``HoodieLogFormatWriter.rolloverIfNeeded``).
 
     Returns:
-        One delta write stat (``logVersion``, ``baseFile``, ``logFiles``), or none when nothing survives.
+        One delta write stat per log file written (``logVersion``, ``baseFile``, ``logFiles``), or none
+        when nothing survives.
 
     Raises:
-        StorageError: the log file exists already or cannot be written.
+        StorageError: a log file exists already or cannot be written.
     """
     start = time.monotonic()
     if ctx.conf.get(WriteConfig.COMBINE_BEFORE_UPSERT):
@@ -105,33 +134,55 @@ def append_to_file_group(
     removed = records.filter(pa.array(deletes)) if deletes.any() else records.slice(0, 0)
     if upserts.num_rows == 0 and removed.num_rows == 0:
         return []
-    version = next_log_version(ctx, slice_)
-    name = log_file_name(slice_.file_id, slice_.base_instant, version, task.write_token)
-    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, Marker(slice_.partition_path, name, IOType.APPEND))
-    blocks: list[LogBlock] = []
+    blocks: list[tuple[LogBlock, int, int]] = []  # (block, upserts in it, deletes in it)
     if upserts.num_rows:
         with_meta = with_meta_columns(ctx, upserts, slice_.file_id, seqnos(ctx.instant_time, task, upserts.num_rows))
-        blocks.append(AvroDataBlock.from_table(with_meta, ctx.avro_schema, ctx.instant_time))
+        for part in _data_block_tables(with_meta, ctx.conf.get(WriteConfig.LOGFILE_DATA_BLOCK_MAX_SIZE)):
+            blocks.append((AvroDataBlock.from_table(part, ctx.avro_schema, ctx.instant_time), part.num_rows, 0))
     if removed.num_rows:
         orderings, wrapper = _delete_ordering(ctx, removed)
         keys = removed.column(RECORD_KEY).to_pylist()
         partitions = removed.column(PARTITION_PATH).to_pylist()
         entries = [DeleteRecord(k, p, o, wrapper if o is not None else None)
                    for k, p, o in zip(keys, partitions, orderings, strict=True)]
-        blocks.append(DeleteBlock.from_records(entries, ctx.instant_time, ctx.avro_schema))
-    writer = LogWriter(ctx.storage, ctx.storage.join(ctx.partition_dir(slice_.partition_path), name))
+        blocks.append((DeleteBlock.from_records(entries, ctx.instant_time, ctx.avro_schema), 0, removed.num_rows))
+
+    max_file_size = ctx.conf.get(WriteConfig.LOGFILE_MAX_SIZE)
+    folder = ctx.partition_dir(slice_.partition_path)
+    written: list[tuple[_OpenLogFile, int]] = []
+    current: _OpenLogFile | None = None
+    version = next_log_version(ctx, slice_)
     try:
-        writer.append_blocks(blocks)
+        for block, n_upserts, n_deletes in blocks:
+            if current is not None and current.writer.size >= max_file_size:
+                written.append((current, current.writer.close()))
+                current = None
+                version += 1
+            if current is None:
+                name = log_file_name(slice_.file_id, slice_.base_instant, version, task.write_token)
+                create_marker(ctx.storage, ctx.base_path, ctx.instant_time,
+                              Marker(slice_.partition_path, name, IOType.APPEND))
+                current = _OpenLogFile(version, name, LogWriter(ctx.storage, ctx.storage.join(folder, name)))
+            current.writer.append_block(block)
+            current.upserts += n_upserts
+            current.deletes += n_deletes
+            current.blocks += 1
     finally:
-        size = writer.close()
+        if current is not None:
+            written.append((current, current.writer.close()))
     elapsed = int((time.monotonic() - start) * 1000)
-    path = f"{slice_.partition_path}/{name}" if slice_.partition_path else name
-    return [WriteStat(
-        file_id=slice_.file_id, path=path, prev_commit=slice_.base_instant,
-        num_writes=upserts.num_rows, num_deletes=removed.num_rows, num_update_writes=upserts.num_rows,
-        num_inserts=0, total_write_bytes=size, total_write_errors=0, partition_path=slice_.partition_path,
-        file_size_in_bytes=size, total_log_blocks=len(blocks),
-        runtime_stats=RuntimeStats(total_scan_time=0, total_upsert_time=elapsed, total_create_time=0),
-        log_version=version, log_offset=0, base_file=slice_.base_file_name,
-        log_files=[*slice_.log_file_names, name],
-    )]
+    stats = []
+    log_files = list(slice_.log_file_names)
+    for log_file, size in written:
+        log_files.append(log_file.name)
+        path = f"{slice_.partition_path}/{log_file.name}" if slice_.partition_path else log_file.name
+        stats.append(WriteStat(
+            file_id=slice_.file_id, path=path, prev_commit=slice_.base_instant,
+            num_writes=log_file.upserts, num_deletes=log_file.deletes, num_update_writes=log_file.upserts,
+            num_inserts=0, total_write_bytes=size, total_write_errors=0, partition_path=slice_.partition_path,
+            file_size_in_bytes=size, total_log_blocks=log_file.blocks,
+            runtime_stats=RuntimeStats(total_scan_time=0, total_upsert_time=elapsed, total_create_time=0),
+            log_version=log_file.version, log_offset=0, base_file=slice_.base_file_name,
+            log_files=list(log_files),
+        ))
+    return stats

@@ -35,8 +35,9 @@ class ExistingFileGroup:
     Attributes:
         partition_path: relative partition path.
         file_id: file group id.
-        base_file_path: absolute path of the latest base file.
-        base_instant: commit time of that base file.
+        base_file_path: absolute path of the latest base file (``""`` for a merge-on-read file group
+            whose slices so far have log files only).
+        base_instant: commit time of that base file (the slice's base instant when it has none).
         size_bytes: its size in bytes.
     """
 

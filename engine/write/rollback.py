@@ -3,21 +3,34 @@ back to listing when a write left no markers).
 
 A write that died after creating its instant leaves a requested/inflight commit, its markers and partial
 files. The next writer calls :func:`rollback_failed_writes` before it starts: for each failed instant it
-writes ``R.rollback.requested`` (Avro ``HoodieRollbackPlan``), ``R.rollback.inflight``, deletes the files
-the failed write created, writes ``R.rollback`` (Avro ``HoodieRollbackMetadata``), and removes the failed
-instant's timeline files and markers. Readers never see the failed data (its instant never completed).
+writes ``R.rollback.requested`` (Avro ``HoodieRollbackPlan``), ``R.rollback.inflight``, deletes the base
+files the failed write created, writes ``R.rollback`` (Avro ``HoodieRollbackMetadata``), and removes the
+failed instant's timeline files and markers.
+
+Log files a failed deltacommit appended to are not deleted: as Hudi 0.14 does (``BaseRollbackHelper`` with
+``MarkerBasedRollbackStrategy.getRollbackRequestForAppend``), each touched file group gets a new log
+version (write token ``1-0-1``) holding one ``COMMAND_BLOCK`` (ROLLBACK_BLOCK, ``TARGET_INSTANT_TIME`` = the
+failed instant), which tells every log reader to drop that instant's blocks (FORMAT.md §5.3). Readers that
+filter blocks by the timeline skip them anyway, since the failed instant never completed.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass, field
 
-from engine.filegroup.naming import parse_base_file_name
+from engine.filegroup.naming import (
+    UNKNOWN_WRITE_TOKEN,
+    log_file_name,
+    parse_base_file_name,
+    parse_log_file_name,
+)
+from engine.formats.log_format import CommandBlock, LogWriter
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize, serialize
 from engine.timeline.instant import Instant, State, new_instant_time
-from engine.write.markers import delete_marker_dir, list_markers
+from engine.write.markers import IOType, delete_marker_dir, list_markers
 
 logger = logging.getLogger(__name__)
 
@@ -46,63 +59,110 @@ def failed_writes(table: Table) -> list[Instant]:
     ]
 
 
-def _files_written_by(table: Table, instant: Instant) -> dict[str, list[str]]:
-    """Absolute paths of data files ``instant`` created, by partition: from markers, else by listing
-    base files carrying the instant time."""
+@dataclass
+class _PartitionRollback:
+    """What rolling back one failed instant does in one partition."""
+
+    files_to_delete: list[str] = field(default_factory=list)
+    """Absolute paths of base files the failed write created or rewrote."""
+    failed_logs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """(file id, base instant) → absolute paths of log files the failed write appended."""
+
+
+def _rollback_work(table: Table, instant: Instant) -> dict[str, _PartitionRollback]:
+    """The failed write's files by partition: from its markers, else by listing base files carrying the
+    instant time (a write that left no markers wrote no log blocks that any reader will keep: its
+    instant never completes)."""
     storage = table.storage
-    files: dict[str, list[str]] = {}
+    work: dict[str, _PartitionRollback] = {}
     markers = list_markers(storage, table.base_path, instant.timestamp)
+    for marker in markers:
+        path = storage.join(table.base_path, marker.data_file_relative_path)
+        entry = work.setdefault(marker.partition_path, _PartitionRollback())
+        parsed_log = parse_log_file_name(marker.file_name) if marker.io_type is IOType.APPEND else None
+        if parsed_log is not None:
+            entry.failed_logs.setdefault((parsed_log.file_id, parsed_log.base_instant), []).append(path)
+        else:
+            entry.files_to_delete.append(path)
     if markers:
-        for marker in markers:
-            files.setdefault(marker.partition_path, []).append(
-                storage.join(table.base_path, marker.data_file_relative_path)
-            )
-        return files
+        return work
     view = table.file_system_view()
     for partition in view.partition_paths():
         folder = storage.join(table.base_path, partition) if partition else table.base_path
         for info in storage.list_dir(folder):
             parsed = parse_base_file_name(info.name)
             if parsed is not None and parsed[2] == instant.timestamp:
-                files.setdefault(partition, []).append(info.path)
-    return files
+                work.setdefault(partition, _PartitionRollback()).files_to_delete.append(info.path)
+    return work
+
+
+def _file_sizes(table: Table, paths: list[str]) -> dict[str, int]:
+    """``path → size`` of those of ``paths`` that exist."""
+    return {p: table.storage.size(p) for p in sorted(paths) if table.storage.exists(p)}
+
+
+def _append_rollback_block(table: Table, partition: str, file_id: str, base_instant: str,
+                           rollback_time: str, failed_time: str) -> tuple[str, int]:
+    """Write the ROLLBACK command block as the file group's next log version; returns (path, size)."""
+    storage = table.storage
+    folder = storage.join(table.base_path, partition) if partition else table.base_path
+    highest = 0
+    for info in storage.list_dir(folder):
+        parsed = parse_log_file_name(info.name)
+        if parsed and parsed.file_id == file_id and parsed.base_instant == base_instant:
+            highest = max(highest, parsed.version)
+    path = storage.join(folder, log_file_name(file_id, base_instant, highest + 1, UNKNOWN_WRITE_TOKEN))
+    writer = LogWriter(storage, path)
+    try:
+        writer.append_block(CommandBlock.rollback(rollback_time, failed_time))
+    finally:
+        size = writer.close()
+    return path, size
 
 
 def rollback_instant(table: Table, failed: Instant) -> str:
     """Roll back one pending write instant; returns the rollback instant time.
 
     Raises:
-        StorageError: a file could not be deleted (the rollback stays inflight and is redone next time).
+        StorageError: a file could not be deleted or the rollback block written (the rollback stays
+            inflight and is redone next time).
     """
     start = time.monotonic()
     storage = table.storage
     timeline = table.timeline
     rollback_time = new_instant_time(timeline.all_instant_times())
-    files = _files_written_by(table, failed)
+    work = _rollback_work(table, failed)
     instant_info = {"commitTime": failed.timestamp, "action": failed.action}
-    plan = {
-        "instantToRollback": instant_info,
-        "RollbackRequests": [
-            {"partitionPath": partition, "fileId": "", "latestBaseInstant": "",
-             "filesToBeDeleted": sorted(paths), "logBlocksToBeDeleted": None}
-            for partition, paths in sorted(files.items())
-        ],
-        "version": 1,
-    }
+    requests: list[dict[str, object]] = []
+    for partition, entry in sorted(work.items()):
+        if entry.files_to_delete:
+            requests.append({"partitionPath": partition, "fileId": "", "latestBaseInstant": "",
+                             "filesToBeDeleted": sorted(entry.files_to_delete), "logBlocksToBeDeleted": None})
+        for (file_id, base_instant), logs in sorted(entry.failed_logs.items()):
+            requests.append({"partitionPath": partition, "fileId": file_id, "latestBaseInstant": base_instant,
+                             "filesToBeDeleted": [], "logBlocksToBeDeleted": _file_sizes(table, logs)})
+    plan = {"instantToRollback": instant_info, "RollbackRequests": requests, "version": 1}
     requested = timeline.create_requested(rollback_time, "rollback", serialize("HoodieRollbackPlan", plan))
     inflight = timeline.transition_to_inflight(requested, b"")
     partition_metadata = {}
     deleted_total = 0
-    for partition, paths in sorted(files.items()):
+    for partition, entry in sorted(work.items()):
         success = []
-        for path in sorted(paths):
+        for path in sorted(entry.files_to_delete):
             if storage.exists(path):
                 storage.delete(path)
                 success.append(path)
+        rollback_logs: dict[str, int] = {}
+        failed_logs: dict[str, int] = {}
+        for (file_id, base_instant), logs in sorted(entry.failed_logs.items()):
+            failed_logs.update(_file_sizes(table, logs))
+            path, size = _append_rollback_block(table, partition, file_id, base_instant,
+                                                rollback_time, failed.timestamp)
+            rollback_logs[path] = size
         deleted_total += len(success)
         partition_metadata[partition] = {
             "partitionPath": partition, "successDeleteFiles": success, "failedDeleteFiles": [],
-            "rollbackLogFiles": {}, "logFilesFromFailedCommit": {},
+            "rollbackLogFiles": rollback_logs, "logFilesFromFailedCommit": failed_logs,
         }
     metadata = {
         "startRollbackTime": rollback_time,
@@ -116,8 +176,10 @@ def rollback_instant(table: Table, failed: Instant) -> str:
     timeline.complete(inflight, serialize("HoodieRollbackMetadata", metadata))
     timeline.delete_instant_files(failed.timestamp, failed.action)
     delete_marker_dir(storage, table.base_path, failed.timestamp)
-    logger.warning("rolled back failed %s %s of %s: %d files deleted (rollback instant %s)",
-                   failed.action, failed.timestamp, table.base_path, deleted_total, rollback_time)
+    blocks = sum(len(m["rollbackLogFiles"]) for m in partition_metadata.values())
+    logger.warning("rolled back failed %s %s of %s: %d files deleted, %d rollback blocks written "
+                   "(rollback instant %s)", failed.action, failed.timestamp, table.base_path, deleted_total,
+                   blocks, rollback_time)
     return rollback_time
 
 

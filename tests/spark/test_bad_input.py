@@ -12,6 +12,7 @@ import pytest
 from engine.errors import InvalidRecordKey
 from engine.filegroup.naming import parse_base_file_name, parse_log_file_name
 from engine.table import Table
+from engine.timeline.avro_serde import deserialize
 from sqlext import shell
 from sqlext.errors import SqlAnalysisError, SqlParseError
 from sqlext.session import Session
@@ -107,6 +108,19 @@ def written_by(table: Table, instant: str) -> list[str]:
     return names
 
 
+def rollback_targets(table: Table) -> set[str]:
+    """TARGET_INSTANT_TIMEs of the ROLLBACK command blocks in the table's log files."""
+    from engine.formats.log_format import CommandBlock, read_log_blocks
+
+    targets = set()
+    for info in table.storage.list_files_recursive(table.base_path):
+        if parse_log_file_name(info.name) is not None:
+            for block in read_log_blocks(table.storage, info.path):
+                if isinstance(block, CommandBlock) and block.is_rollback and block.target_instant_time:
+                    targets.add(block.target_instant_time)
+    return targets
+
+
 CRASHING_WRITER = textwrap.dedent("""
     import os, sys
     from pyspark.sql import SparkSession
@@ -161,7 +175,17 @@ def test_killed_writer_is_rolled_back_by_the_next_writer(
     assert not table.timeline.find(failed_time) or all(i.action == "rollback" for i in table.timeline.find(failed_time))
     rollbacks = [i for i in table.timeline.completed() if i.action == "rollback"]
     assert rollbacks, "the next writer must write a rollback instant"
-    assert written_by(table, failed_time) == []
+    remaining = written_by(table, failed_time)
+    if table_type == "cow":
+        assert remaining == []
+    else:
+        # As Hudi 0.14: the failed log files stay, and a ROLLBACK command block in a new log version of
+        # each file group tells every log reader to drop the failed instant's blocks.
+        assert remaining and all(parse_log_file_name(n) is not None for n in remaining)
+        assert rollback_targets(table) == {failed_time}
+        metadata = deserialize(table.timeline.read_details(rollbacks[-1]) or b"")
+        logged = [m for m in metadata["partitionMetadata"].values() if m["rollbackLogFiles"]]
+        assert logged and all(m["logFilesFromFailedCommit"] for m in logged)
     expected = [(1, "a"), (2, "b"), (3, "c")]
     assert sorted((r["id"], r["name"]) for r in hudi_rs_rows(entry.location)) == expected
     assert sorted(tuple(r) for r in session.sql(f"SELECT id, name FROM {trips}").collect()) == expected
