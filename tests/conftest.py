@@ -82,10 +82,13 @@ def table_name() -> str:
 
 def hudi_rs_rows(base_path: str | Path, **read: str) -> list[dict[str, object]]:
     """Rows hudi-rs (the oracle) reads from a table: snapshot, or ``as_of=``, or ``begin=``/``end=``
-    (incremental)."""
+    (incremental); ``read_optimized="true"`` reads the latest base files only."""
     from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 
-    table = HudiTableBuilder.from_base_uri(str(base_path)).build()
+    builder = HudiTableBuilder.from_base_uri(str(base_path))
+    if read.get("read_optimized") == "true":
+        builder = builder.with_hudi_option("hoodie.read.use.read_optimized.mode", "true")
+    table = builder.build()
     options = HudiReadOptions()
     if "as_of" in read:
         options = options.with_as_of_timestamp(read["as_of"])
