@@ -24,6 +24,7 @@ Fewer than 6 trailing bytes are ignored (Java's ``readMagic`` hits EOF and stops
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import logging
@@ -134,6 +135,8 @@ class LogBlock:
         file_path: log file the block was read from ("" when built in memory).
         offset: byte offset of the block's magic in that file (-1 when built in memory).
         size: bytes the block occupies on disk, magic and reverse pointer included (0 when in memory).
+        content_offset: file offset of the content when it was left on disk (lazy read), else -1.
+        content_length: content bytes on disk when left there (lazy read), else -1.
     """
 
     header: dict[int, str] = field(default_factory=dict)
@@ -142,6 +145,18 @@ class LogBlock:
     file_path: str = ""
     offset: int = -1
     size: int = 0
+    content_offset: int = -1
+    content_length: int = -1
+
+    @property
+    def is_content_loaded(self) -> bool:
+        """Whether :attr:`content` holds the block's content (``False`` after a lazy read)."""
+        return self.content_length < 0
+
+    @property
+    def encoded_size(self) -> int:
+        """Content bytes, loaded or not."""
+        return len(self.content) if self.is_content_loaded else self.content_length
 
     block_type: ClassVar[BlockType] = BlockType.CORRUPT_BLOCK
 
@@ -713,8 +728,39 @@ def _corrupt(
     return block, nxt
 
 
-def _parse_block(source: _Source, name: str, magic_pos: int) -> tuple[LogBlock, int]:
-    """Parse the block whose magic is at ``magic_pos``; returns it and the offset after it."""
+_LAZY_HEAD_READ = 256 * 1024
+"""Bytes read to parse a block's header when its content is left on disk."""
+
+
+def _parse_lazily(source: _Source, name: str, magic_pos: int, body_start: int, body_length: int,
+                  end: int, type_ordinal: int, head: bytes) -> LogBlock | None:
+    """The block with its content left on disk, from the first bytes of its body (``head``); ``None``
+    when the header does not fit in ``head`` (the caller then reads the whole body)."""
+    try:
+        header, pos = _decode_metadata(head, 8, len(head))
+        if pos + 8 > len(head):
+            return None
+        (content_length,) = _I64.unpack_from(head, pos)
+    except (ValueError, struct.error, UnicodeDecodeError):
+        return None
+    content_offset = body_start + pos + 8
+    if content_length < 0 or content_offset + content_length > body_start + body_length:
+        return None
+    tail = source.read(content_offset + content_length, body_start + body_length - content_offset - content_length)
+    try:
+        footer, footer_end = _decode_metadata(tail, 0, len(tail))
+    except (ValueError, struct.error, UnicodeDecodeError):
+        return None
+    if footer_end != len(tail):
+        return None
+    cls = _BLOCK_CLASSES[type_ordinal]
+    return cls(header=header, footer=footer, file_path=name, offset=magic_pos, size=end - magic_pos,
+               content_offset=content_offset, content_length=content_length)
+
+
+def _parse_block(source: _Source, name: str, magic_pos: int, lazy: bool = False) -> tuple[LogBlock, int]:
+    """Parse the block whose magic is at ``magic_pos``; returns it and the offset after it. ``lazy``
+    leaves large contents on disk (:func:`load_block_content` reads them)."""
     start = magic_pos + len(MAGIC)  # Java's blockStartPos
 
     def corrupt(reason: str) -> tuple[LogBlock, int]:
@@ -738,7 +784,15 @@ def _parse_block(source: _Source, name: str, magic_pos: int) -> tuple[LogBlock, 
     following = source.read(end, len(MAGIC))
     if len(following) == len(MAGIC) and following != MAGIC:
         return corrupt("no magic after the block")
-    body = source.read(body_start, block_size - 8)
+    body_length = block_size - 8
+    if lazy and body_length > _LAZY_HEAD_READ:
+        head = source.read(body_start, _LAZY_HEAD_READ)
+        version, type_ordinal = struct.unpack_from(">ii", head, 0)
+        if version == LOG_FORMAT_VERSION and 0 <= type_ordinal <= 6 and type_ordinal != BlockType.CORRUPT_BLOCK:
+            lazy_block = _parse_lazily(source, name, magic_pos, body_start, body_length, end, type_ordinal, head)
+            if lazy_block is not None:
+                return lazy_block, end
+    body = source.read(body_start, body_length)
     try:
         version, type_ordinal = struct.unpack_from(">ii", body, 0)
         if version != LOG_FORMAT_VERSION:
@@ -766,7 +820,7 @@ def _parse_block(source: _Source, name: str, magic_pos: int) -> tuple[LogBlock, 
     return block, end
 
 
-def _iter_blocks(source: _Source, name: str) -> Iterator[LogBlock]:
+def _iter_blocks(source: _Source, name: str, lazy: bool = False) -> Iterator[LogBlock]:
     pos = 0
     block: LogBlock
     while pos + len(MAGIC) <= source.size:
@@ -774,7 +828,7 @@ def _iter_blocks(source: _Source, name: str) -> Iterator[LogBlock]:
             block, pos = _corrupt(source, name, pos, "no magic at the start of a block")
             yield block
             continue
-        block, pos = _parse_block(source, name, pos)
+        block, pos = _parse_block(source, name, pos, lazy)
         yield block
     if pos < source.size:
         logger.warning("log file %s: %d trailing bytes after the last block ignored", name, source.size - pos)
@@ -785,19 +839,40 @@ def iter_log_blocks(data: bytes, name: str = "<memory>") -> Iterator[LogBlock]:
     return _iter_blocks(_Source(data=data), name)
 
 
-def read_log_blocks(storage: Storage, path: str) -> Iterator[LogBlock]:
+def read_log_blocks(storage: Storage, path: str, *, lazy: bool = False) -> Iterator[LogBlock]:
     """Blocks of the log file at ``path``, in file order (``HoodieLogFileReader``), read lazily with
     random access. Corrupt regions come out as :class:`CorruptBlock` (with a warning naming the file);
     block contents are decoded only when asked (``records()``, ``to_table()``, ``delete_records()``).
+
+    ``lazy=True`` (Hudi ``hoodie.compaction.lazy.block.read``) leaves contents over 256 KiB on disk: the
+    block then has ``is_content_loaded == False`` and :func:`load_block_content` reads it when it is
+    processed, so a scan of a large log holds headers only.
 
     Raises:
         StorageError: the file cannot be opened (never for bad bytes).
     """
     handle = storage.open_input(path)
     try:
-        yield from _iter_blocks(_Source(handle=handle), path)
+        yield from _iter_blocks(_Source(handle=handle), path, lazy)
     finally:
         handle.close()
+
+
+def load_block_content(storage: Storage, block: LogBlock) -> LogBlock:
+    """``block`` with its content read from its log file when a lazy read left it there (else ``block``).
+
+    Raises:
+        StorageError: the file cannot be read.
+        CorruptFile: the file no longer holds the content (it shrank since the scan).
+    """
+    if block.is_content_loaded:
+        return block
+    with storage.open_input(block.file_path) as handle:
+        data = bytes(handle.read_at(block.content_length, block.content_offset))
+    if len(data) != block.content_length:
+        raise CorruptFile(f"log file {block.file_path}: block at offset {block.offset} lost its content "
+                          f"({len(data)} of {block.content_length} bytes)")
+    return dataclasses.replace(block, content=data, content_offset=-1, content_length=-1)
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -89,6 +89,7 @@ from engine.formats.log_format import (
     DeleteRecord,
     LogBlock,
     ParquetDataBlock,
+    load_block_content,
     ordering_wrapper_for,
     read_log_blocks,
 )
@@ -252,14 +253,15 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
 
     Returns:
         :class:`AvroDataBlock`, :class:`ParquetDataBlock` and :class:`DeleteBlock` instances (contents not
-        yet decoded).
+        yet decoded; contents over 256 KiB not yet read — :func:`merge_file_slice` reads each block when
+        it folds it and drops it after, so a scan holds headers, not the log).
 
     Raises:
         StorageError: a log file cannot be opened.
     """
     queued: list[LogBlock] = []
     for path in log_paths:
-        for block in read_log_blocks(storage, path):
+        for block in read_log_blocks(storage, path, lazy=True):
             if isinstance(block, CorruptBlock):
                 logger.warning("log file %s: skipping corrupt block at offset %d (%d bytes)",
                                path, block.offset, block.size)
@@ -559,6 +561,9 @@ class LogRecordBuffer:
                 read; never silently skipped).
             UnsupportedTable: a Kryo (pre-0.11) delete block.
         """
+        if not block.is_content_loaded:
+            raise CorruptFile(f"{_block_where(block)}: block content was not read; load it first "
+                              "(engine.formats.log_format.load_block_content)")
         where = _block_where(block)
         if isinstance(block, DeleteBlock):
             self.add_deletes(block.delete_records(), where)
@@ -871,7 +876,7 @@ class SpilledLogRecords:
             logger.warning("%s: could not remove merge spill folder %s", self.context, self.directory)
 
 
-def _fold_log(blocks: Sequence[LogBlock], schema: pa.Schema, settings: MergeSettings,
+def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, settings: MergeSettings,
               context: str) -> MergedLogRecords | SpilledLogRecords:
     """Fold ``blocks`` in memory, switching to :class:`SpilledLogRecords` when the live records exceed
     ``hoodie.memory.merge.max.size``: the records folded so far are written as the first pieces, the
@@ -884,7 +889,8 @@ def _fold_log(blocks: Sequence[LogBlock], schema: pa.Schema, settings: MergeSett
     buffer = LogRecordBuffer(schema, settings, context, spill_allowed=True)
     decoded = encoded = 0
     spill_at = -1
-    for position, block in enumerate(blocks):
+    for position, lazy_block in enumerate(blocks):
+        block = load_block_content(storage, lazy_block)
         where = _block_where(block)
         if isinstance(block, DeleteBlock):
             buffer.add_deletes(block.delete_records(), where)
@@ -894,6 +900,7 @@ def _fold_log(blocks: Sequence[LogBlock], schema: pa.Schema, settings: MergeSett
             encoded += len(block.content)
             buffer.add_data(table, where)
             del table
+        del block
         if buffer.over_limit():
             spill_at = position
             break
@@ -902,7 +909,7 @@ def _fold_log(blocks: Sequence[LogBlock], schema: pa.Schema, settings: MergeSett
     limit = settings.max_memory_bytes
     rest = blocks[spill_at + 1:]
     ratio = decoded / encoded if encoded else 4.0
-    estimate = buffer.nbytes() + ratio * sum(len(b.content) for b in rest)
+    estimate = buffer.nbytes() + ratio * sum(b.encoded_size for b in rest)
     partitions = int(min(_MAX_SPILL_PARTITIONS, max(2, -(-estimate // max(1, limit // 2)))))
     logger.info("%s: log records take %d bytes, more than hoodie.memory.merge.max.size=%d; spilling to %d "
                 "hash partitions under %s", context, buffer.nbytes(), limit, partitions,
@@ -916,7 +923,8 @@ def _fold_log(blocks: Sequence[LogBlock], schema: pa.Schema, settings: MergeSett
                                                 if spill.ordering_type is not None else None))
         del folded
         keys_of = _Keys(settings)
-        for block in rest:
+        for lazy_block in rest:
+            block = load_block_content(storage, lazy_block)
             where = _block_where(block)
             if isinstance(block, DeleteBlock):
                 keys, ordering = _delete_arrays(block.delete_records(), spill.ordering_type, where)
@@ -981,7 +989,7 @@ def merge_file_slice(
         StorageError: unreadable files; a spill folder that cannot be created, written or read.
     """
     event_time = settings.event_time_ordering
-    folded = _fold_log(blocks, schema, settings, context)
+    folded = _fold_log(storage, blocks, schema, settings, context)
     if isinstance(folded, MergedLogRecords):
         whole = _base_batches(storage, base_file, schema, batch_rows) if base_file is not None else None
         yield from _combine_with_base(whole, base_file or "", folded, settings, event_time)

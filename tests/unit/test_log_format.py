@@ -28,6 +28,7 @@ from engine.formats.log_format import (
     ParquetDataBlock,
     encode_metadata,
     iter_log_blocks,
+    load_block_content,
     ordering_wrapper_for,
     read_log_blocks,
 )
@@ -293,6 +294,41 @@ def test_log_writer(storage: Storage, tmp_path: Path) -> None:
     closed.close()
     with pytest.raises(StorageError, match="closed"):
         closed.append_block(blocks[2])
+
+
+def test_lazy_read_leaves_large_contents_on_disk(storage: Storage, tmp_path: Path) -> None:
+    path = str(tmp_path / ".f2-0_20250101000000000.log.1_0-1-1")
+    data, avro = sample_table()
+    big = pa.concat_tables([data] * 5000)  # ~10k records: a content well over the 256 KiB lazy threshold
+    blocks: list[LogBlock] = [
+        AvroDataBlock.from_table(big, avro, "20250101000000000"),
+        DeleteBlock.from_records([DeleteRecord("1", "", 0, "IntWrapper")], "20250101000000001"),
+    ]
+    with LogWriter(storage, path) as writer:
+        writer.append_blocks(blocks)
+    eager = list(read_log_blocks(storage, path))
+    lazy = list(read_log_blocks(storage, path, lazy=True))
+    assert [type(b) for b in lazy] == [AvroDataBlock, DeleteBlock]
+    assert not lazy[0].is_content_loaded and lazy[0].content == b""
+    assert lazy[0].encoded_size == len(eager[0].content) > 256 * 1024
+    assert lazy[1].is_content_loaded  # small contents are read at once
+    assert [(b.header, b.footer, b.offset, b.size) for b in lazy] == [(b.header, b.footer, b.offset, b.size)
+                                                                      for b in eager]
+    loaded = load_block_content(storage, lazy[0])
+    assert loaded.content == eager[0].content and loaded.is_content_loaded
+    assert isinstance(loaded, AvroDataBlock) and loaded.to_table().equals(eager[0].to_table())
+    # A file that shrank after the scan: the content is reported lost, never half-read.
+    raw = storage.read_bytes(path)
+    storage.write_bytes(path, raw[: lazy[0].offset + 1000])
+    with pytest.raises(CorruptFile, match="lost its content"):
+        load_block_content(storage, lazy[0])
+    # A lazily read block whose footer is damaged is a corrupt block, as in an eager read.
+    damaged = bytearray(raw)
+    end = lazy[0].offset + lazy[0].size
+    damaged[end - 12: end - 8] = b"\x00\x00\x00\x07"  # footer entry count 7 with no entries
+    storage.write_bytes(path, bytes(damaged))
+    for mode in (False, True):
+        assert isinstance(next(iter(read_log_blocks(storage, path, lazy=mode))), CorruptBlock)
 
 
 # --------------------------------------------------------------------------------------------------------
