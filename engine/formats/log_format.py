@@ -327,12 +327,8 @@ class AvroDataBlock(LogBlock):
             return int(_I32.unpack_from(self.content, 4)[0])
         return sum(1 for _ in self._payloads())
 
-    def records(self, reader_schema: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Decode every record with the SCHEMA header (optionally resolved to ``reader_schema``).
-
-        Raises:
-            CorruptFile: missing schema header or undecodable bytes.
-        """
+    def _record_chunks(self, reader_schema: Mapping[str, Any] | None, chunk_rows: int
+                       ) -> Iterator[list[dict[str, Any]]]:
         if not self.schema_json:
             raise CorruptFile(f"Avro data block in {self.file_path or '<memory>'} has no SCHEMA header")
         writer = _parsed_avro(self.schema_json)
@@ -346,16 +342,29 @@ class AvroDataBlock(LogBlock):
                         f"Avro data block in {self.file_path or '<memory>'}: schema is not a record"
                     )
                 out.append(record)
+                if len(out) >= chunk_rows:
+                    yield out
+                    out = []
         except CorruptFile:
             raise
         except Exception as exc:  # fastavro raises assorted types on bad bytes
             raise CorruptFile(
                 f"cannot decode Avro data block in {self.file_path or '<memory>'}: {exc}"
             ) from exc
-        return out
+        if out:
+            yield out
 
-    def to_table(self) -> pa.Table:
-        """The records as an Arrow table typed by ``avro_to_arrow`` of the SCHEMA header.
+    def records(self, reader_schema: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Decode every record with the SCHEMA header (optionally resolved to ``reader_schema``).
+
+        Raises:
+            CorruptFile: missing schema header or undecodable bytes.
+        """
+        return [r for chunk in self._record_chunks(reader_schema, 1 << 62) for r in chunk]
+
+    def iter_tables(self, chunk_rows: int = 16384) -> Iterator[pa.Table]:
+        """The records as Arrow tables of at most ``chunk_rows`` rows each (typed by ``avro_to_arrow`` of
+        the SCHEMA header): decoding a large block this way holds one chunk of Python records at a time.
 
         Raises:
             CorruptFile: undecodable content.
@@ -363,12 +372,24 @@ class AvroDataBlock(LogBlock):
         if not self.schema_json:
             raise CorruptFile(f"Avro data block in {self.file_path or '<memory>'} has no SCHEMA header")
         schema = avro_to_arrow(parse_avro_schema(self.schema_json))
-        try:
-            return pa.Table.from_pylist(self.records(), schema=schema)
-        except (pa.ArrowException, TypeError, ValueError) as exc:
-            raise CorruptFile(
-                f"Avro data block in {self.file_path or '<memory>'} does not convert to Arrow: {exc}"
-            ) from exc
+        for chunk in self._record_chunks(None, chunk_rows):
+            try:
+                yield pa.Table.from_pylist(chunk, schema=schema)
+            except (pa.ArrowException, TypeError, ValueError) as exc:
+                raise CorruptFile(
+                    f"Avro data block in {self.file_path or '<memory>'} does not convert to Arrow: {exc}"
+                ) from exc
+
+    def to_table(self) -> pa.Table:
+        """The records as one Arrow table typed by ``avro_to_arrow`` of the SCHEMA header.
+
+        Raises:
+            CorruptFile: undecodable content.
+        """
+        if not self.schema_json:
+            raise CorruptFile(f"Avro data block in {self.file_path or '<memory>'} has no SCHEMA header")
+        schema = avro_to_arrow(parse_avro_schema(self.schema_json))
+        return pa.concat_tables([schema.empty_table(), *self.iter_tables()])
 
 
 @dataclass
@@ -427,6 +448,17 @@ class ParquetDataBlock(LogBlock):
             )
         except SchemaMismatch as exc:
             raise CorruptFile(str(exc)) from exc
+
+    def iter_tables(self, chunk_rows: int = 16384) -> Iterator[pa.Table]:
+        """:meth:`to_table` in slices of at most ``chunk_rows`` rows (the same interface as
+        :meth:`AvroDataBlock.iter_tables`; the embedded file is decoded once).
+
+        Raises:
+            CorruptFile: see :meth:`to_table`.
+        """
+        table = self.to_table()
+        for offset in range(0, table.num_rows, chunk_rows):
+            yield table.slice(offset, chunk_rows)
 
     @property
     def record_count(self) -> int:

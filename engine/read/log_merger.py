@@ -876,11 +876,35 @@ class SpilledLogRecords:
             logger.warning("%s: could not remove merge spill folder %s", self.context, self.directory)
 
 
+_DECODE_CHUNK_ROWS = 16384
+"""Records decoded from an Avro data block at a time while folding (bounds the Python objects alive)."""
+
+_Unit = tuple[int, str, "pa.Table | list[DeleteRecord]", int]
+
+
+def _log_units(storage: Storage, blocks: Sequence[LogBlock]) -> Iterator[_Unit]:
+    """``(block position, where, records or deletes, encoded bytes)`` in log order: each block's content is
+    read when reached (lazy scans) and data blocks are decoded in chunks of ``_DECODE_CHUNK_ROWS``; the
+    encoded size is counted on a block's first unit."""
+    for position, lazy_block in enumerate(blocks):
+        block = load_block_content(storage, lazy_block)
+        where = _block_where(block)
+        if isinstance(block, DeleteBlock):
+            yield position, where, block.delete_records(), block.encoded_size
+        elif isinstance(block, (AvroDataBlock, ParquetDataBlock)):
+            encoded = block.encoded_size
+            for table in block.iter_tables(_DECODE_CHUNK_ROWS):
+                yield position, where, table, encoded
+                encoded = 0
+        del block
+
+
 def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, settings: MergeSettings,
               context: str) -> MergedLogRecords | SpilledLogRecords:
     """Fold ``blocks`` in memory, switching to :class:`SpilledLogRecords` when the live records exceed
     ``hoodie.memory.merge.max.size``: the records folded so far are written as the first pieces, the
-    remaining blocks are decoded one at a time and partitioned straight to disk.
+    remaining records (the rest of the current block, then the following blocks) are decoded a chunk at a
+    time and partitioned straight to disk.
 
     K = ceil(estimated decoded log bytes / (limit / 2)), clamped to [2, 4096]; the estimate extrapolates the
     decoded/encoded ratio of the blocks read so far to the remaining blocks' content sizes. Overestimates
@@ -889,27 +913,23 @@ def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, s
     buffer = LogRecordBuffer(schema, settings, context, spill_allowed=True)
     decoded = encoded = 0
     spill_at = -1
-    for position, lazy_block in enumerate(blocks):
-        block = load_block_content(storage, lazy_block)
-        where = _block_where(block)
-        if isinstance(block, DeleteBlock):
-            buffer.add_deletes(block.delete_records(), where)
-        elif isinstance(block, (AvroDataBlock, ParquetDataBlock)):
-            table = block.to_table()
-            decoded += table.nbytes
-            encoded += len(block.content)
-            buffer.add_data(table, where)
-            del table
-        del block
+    units = _log_units(storage, blocks)
+    for position, where, payload, size in units:
+        if isinstance(payload, pa.Table):
+            decoded += payload.nbytes
+            encoded += size
+            buffer.add_data(payload, where)
+        else:
+            buffer.add_deletes(payload, where)
+        del payload
         if buffer.over_limit():
             spill_at = position
             break
     if spill_at < 0:
         return buffer.finish()
     limit = settings.max_memory_bytes
-    rest = blocks[spill_at + 1:]
     ratio = decoded / encoded if encoded else 4.0
-    estimate = buffer.nbytes() + ratio * sum(b.encoded_size for b in rest)
+    estimate = buffer.nbytes() + ratio * sum(b.encoded_size for b in blocks[spill_at:])
     partitions = int(min(_MAX_SPILL_PARTITIONS, max(2, -(-estimate // max(1, limit // 2)))))
     logger.info("%s: log records take %d bytes, more than hoodie.memory.merge.max.size=%d; spilling to %d "
                 "hash partitions under %s", context, buffer.nbytes(), limit, partitions,
@@ -923,17 +943,16 @@ def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, s
                                                 if spill.ordering_type is not None else None))
         del folded
         keys_of = _Keys(settings)
-        for lazy_block in rest:
-            block = load_block_content(storage, lazy_block)
-            where = _block_where(block)
-            if isinstance(block, DeleteBlock):
-                keys, ordering = _delete_arrays(block.delete_records(), spill.ordering_type, where)
-                spill.add_deletes(keys, ordering)
-            elif isinstance(block, (AvroDataBlock, ParquetDataBlock)):
-                data = conform_table(block.to_table(), schema, context=where)
+        for _, where, payload, _ in units:
+            if isinstance(payload, pa.Table):
+                data = conform_table(payload, schema, context=where)
                 if data.num_rows:
                     spill.add_data(data, keys_of(data, where))
                 del data
+            else:
+                keys, ordering = _delete_arrays(payload, spill.ordering_type, where)
+                spill.add_deletes(keys, ordering)
+            del payload
     except BaseException:
         spill.cleanup()
         raise
