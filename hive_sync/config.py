@@ -69,9 +69,11 @@ class HiveSyncKeys:
     SYNC_COMMENT = bool_property(HIVE + "sync_comment", False, "Sync column comments.")
     TABLE_STRATEGY = str_property(HIVE + "table.strategy", "ALL", "MOR tables to register: ALL, RO or RT.")
     FILTER_PUSHDOWN_ENABLED = bool_property(HIVE + "filter_pushdown_enabled", False,
-                                 "Incremental sync fetches only the touched partitions from the metastore.")
+                                 "Accepted for Hudi compatibility: incremental sync always fetches only the "
+                                 "touched partitions (by exact name) from the metastore.")
     FILTER_PUSHDOWN_MAX_SIZE = int_property(HIVE + "filter_pushdown_max_size", 1000,
-                                  "Above this many touched partitions, fetch all instead.")
+                                  "Above this many touched partitions, incremental sync fetches all instead "
+                                  "(0: always).")
     USE_PRE_APACHE_INPUT_FORMAT = bool_property(HIVE + "use_pre_apache_input_format", False,
                                      "Use com.uber.hoodie input formats.")
     USE_SPARK_CATALOG = bool_property(HIVE + "use_spark_catalog", False, "Route through a Spark catalog client.")

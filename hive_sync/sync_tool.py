@@ -453,15 +453,34 @@ class HiveSyncTool:
             touched = written + dropped
             if not touched:
                 return
-            if c.filter_pushdown_enabled and len(touched) <= c.filter_pushdown_max_size:
-                names = [hive_partition_name(fields, partition_values(p, self.extractor, fields,
-                                                                      c.decode_partition)) for p in touched]
-                in_hms = {tuple(p.values): p.sd.location for p in client.partitions_by_names(db, name, names)}
-            else:
-                in_hms = client.partition_locations(db, name)
+            in_hms = self._touched_in_metastore(client, hive_table, touched)
             events = incremental_sync_events(written, dropped, in_hms, self.base_path, self.extractor, fields,
                                              c.decode_partition)
         self._apply(client, hive_table, events, res)
+
+    def _touched_in_metastore(self, client: HiveMetastoreClient, hive_table: Any,
+                              touched: Sequence[str]) -> dict[tuple[str, ...], str]:
+        """``{values: location}`` of the metastore partitions among the ``touched`` storage paths.
+
+        Up to ``filter_pushdown_max_size`` touched partitions are fetched by name in one
+        ``get_partitions_by_names`` call (names built from the metastore's own, lower-cased, partition keys,
+        as Hive's ``Warehouse.makePartName``), so an incremental sync costs the same whatever the table
+        size; above that, every partition is listed (Hudi ``getAllPartitions``; ``filter_pushdown_max_size=0``
+        forces it). Hudi fetches all partitions unless ``filter_pushdown_enabled``, because its push-down is
+        a filter expression some metastores evaluate badly; an exact-name lookup has no such caveat, so it
+        is always used. The incremental events only look at the touched partitions, so both answers give
+        the same events.
+        """
+        c, db, name = self.config, self.database, hive_table.tableName
+        if len(touched) > c.filter_pushdown_max_size:
+            return client.partition_locations(db, name)
+        keys = [k.name for k in hive_table.partitionKeys]
+        names: dict[str, None] = {}
+        for path in touched:
+            values = partition_values(path, self.extractor, list(c.partition_fields), c.decode_partition)
+            if len(values) == len(keys):  # any other path can have no metastore partition
+                names[hive_partition_name(keys, values)] = None
+        return {tuple(p.values): p.sd.location for p in client.partitions_by_names(db, name, list(names))}
 
     def _apply(self, client: HiveMetastoreClient, hive_table: Any, events: list[PartitionEvent],
                res: TableSyncResult) -> None:

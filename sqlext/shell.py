@@ -13,7 +13,8 @@ Results go to stdout, tab separated, ``NULL`` for nulls, a header line only when
 Fetched N row(s)`` goes to stderr unless ``-S``. An error prints ``Error in query: <message>`` on one
 line (plus the offending line and a caret for parse errors; full stack traces with ``-v``).
 
-This module is the only part of ``sqlext`` that writes to stdout/stderr.
+This module and the command entry points it dispatches to (``sqlext serve``, ``sqlext metastore``) are the
+only parts of ``sqlext`` that write to stdout/stderr.
 """
 
 from __future__ import annotations
@@ -600,6 +601,10 @@ def main(argv: Sequence[str] | None = None, session_factory: SessionFactory | No
         from hive_sync.cli import main as hive_sync_main
 
         return hive_sync_main(arguments)
+    if arguments[:1] == ["serve"]:
+        from sqlext.serve import main as serve_main
+
+        return serve_main(arguments[1:])
     parser = build_arg_parser()
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)

@@ -120,7 +120,8 @@ def test_mor_history_through_compaction_and_rollback(
     assert rollbacks
     metadata = deserialize(table.timeline.read_details(rollbacks[-1]) or b"")
     assert metadata["totalFilesDeleted"] == 1  # the new base file of id 9
-    assert [p for p, m in metadata["partitionMetadata"].items() if m["rollbackLogFiles"]] == ["x"]
+    # (the partition path is "x", or "p=x" when an earlier statement of the session set hive-style paths)
+    assert [p.split("=")[-1] for p, m in metadata["partitionMetadata"].items() if m["rollbackLogFiles"]] == ["x"]
     assert not [i for i in table.timeline.pending() if i.action == "deltacommit"]
     assert ours(session, table_name) == before == oracle(location)
     step("insert", [a(1, ts=10, name="after"), a(9, p="q")])

@@ -28,7 +28,7 @@ FIXTURES = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix("")) for p in HUD
 
 def normalised(value: Any) -> Any:
     if isinstance(value, datetime.datetime):
-        return value.timestamp() if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc).timestamp()
+        return value.timestamp() if value.tzinfo else value.replace(tzinfo=datetime.UTC).timestamp()
     if isinstance(value, decimal.Decimal):
         return str(value.normalize())
     if isinstance(value, dict):

@@ -171,7 +171,7 @@ public class HudiSessionCatalog extends DelegatingCatalogExtension {
     Transform[] partitioning = loaded.partitioning();
     Table source = provider.get().getTable(meta.schema(), partitioning, options);
     return new HudiTable(loaded.name(), meta.schema(), loaded.columns(), partitioning,
-        loaded.properties(), options, source.capabilities());
+        loaded.properties(), options, source.capabilities(), meta);
   }
 
   /**

@@ -7,7 +7,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.connector.catalog.Column;
+import org.apache.spark.sql.connector.catalog.SupportsPartitionManagement;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
@@ -30,8 +33,12 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * for a fresh table, because Spark's {@code PythonDataSourceV2} caches the Python reader it planned
  * with (its schema and options), and one catalog table may be scanned twice with different columns or
  * options in the same query (a self join, say). Scans are column-pruned: see {@link HudiScanBuilder}.
+ *
+ * <p>Partitions: listed read-only from the metastore entry ({@link HudiPartitions}), so Spark's
+ * {@code SHOW PARTITIONS} shows what Hive sync registered, as it does for a V1 catalog table; Spark's
+ * partition DDL on a Hudi table is refused (Hudi, not the metastore, owns the partitions).
  */
-public final class HudiTable implements SupportsRead, SupportsWrite {
+public final class HudiTable implements SupportsRead, SupportsWrite, SupportsPartitionManagement {
 
   private final String name;
   private final StructType schema;
@@ -40,6 +47,7 @@ public final class HudiTable implements SupportsRead, SupportsWrite {
   private final Map<String, String> properties;
   private final Map<String, String> catalogOptions;
   private final Set<TableCapability> capabilities;
+  private final CatalogTable catalogTable;
 
   /**
    * @param name           the table's name as Spark prints it (that of the catalog's V1 table)
@@ -51,10 +59,11 @@ public final class HudiTable implements SupportsRead, SupportsWrite {
    * @param catalogOptions options every scan and write receives under its own options
    *                       ({@link HudiTableOptions#fromCatalog}, possibly with {@code as.of.instant})
    * @param capabilities   the data source table's capabilities
+   * @param catalogTable   the metastore entry (its identifier and partition schema list partitions)
    */
   HudiTable(String name, StructType schema, Column[] columns, Transform[] partitioning,
       Map<String, String> properties, Map<String, String> catalogOptions,
-      Set<TableCapability> capabilities) {
+      Set<TableCapability> capabilities, CatalogTable catalogTable) {
     this.name = name;
     this.schema = schema;
     this.columns = columns.clone();
@@ -62,6 +71,7 @@ public final class HudiTable implements SupportsRead, SupportsWrite {
     this.properties = properties;
     this.catalogOptions = catalogOptions;
     this.capabilities = capabilities;
+    this.catalogTable = catalogTable;
   }
 
   @Override
@@ -94,6 +104,48 @@ public final class HudiTable implements SupportsRead, SupportsWrite {
   @Override
   public Set<TableCapability> capabilities() {
     return capabilities;
+  }
+
+  /** The partition columns of the metastore entry. */
+  @Override
+  public StructType partitionSchema() {
+    return catalogTable.partitionSchema();
+  }
+
+  /** The metastore's partitions matching {@code names} = {@code ident} (all when {@code names} is empty). */
+  @Override
+  public InternalRow[] listPartitionIdentifiers(String[] names, InternalRow ident) {
+    return HudiPartitions.list(catalogTable, names, ident);
+  }
+
+  /** The metastore's parameters and {@code location} of one partition (empty when it is not registered). */
+  @Override
+  public Map<String, String> loadPartitionMetadata(InternalRow ident) {
+    return HudiPartitions.metadata(catalogTable, ident);
+  }
+
+  /** Refused: Hudi writes create partitions, and Hive sync registers them. */
+  @Override
+  public void createPartition(InternalRow ident, Map<String, String> metadata) {
+    throw refusedPartitionChange("ADD PARTITION");
+  }
+
+  /** Refused: drop a Hudi partition with sqlext's {@code ALTER TABLE ... DROP PARTITION}. */
+  @Override
+  public boolean dropPartition(InternalRow ident) {
+    throw refusedPartitionChange("DROP PARTITION");
+  }
+
+  /** Refused, as {@link #createPartition}. */
+  @Override
+  public void replacePartitionMetadata(InternalRow ident, Map<String, String> metadata) {
+    throw refusedPartitionChange("partition metadata changes");
+  }
+
+  private UnsupportedOperationException refusedPartitionChange(String what) {
+    return new UnsupportedOperationException("Table " + name + " is a Hudi table: " + what
+        + " through Spark's catalog is not supported; Hudi owns its partitions (use sqlext's "
+        + "ALTER TABLE ... DROP PARTITION, and Hive sync to update the metastore)");
   }
 
   /** The options this table gives every scan and write before the per-query ones (unmodifiable). */

@@ -1,0 +1,188 @@
+"""``sqlext serve`` end to end: a merge-on-read table hive-synced into a real metastore, read by BI-style
+clients (beeline and PyHive) over JDBC from a separate ``sqlext serve`` process that uses that metastore.
+
+``_ro`` must return the base files only (pre-update values), ``_rt`` and the snapshot table the merged
+rows (updates from the log files, new rows)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from hive_sync.metastore import Metastore, find_java, free_port, port_in_use, pyspark_jars_dir
+from sqlext.session import Session
+from tests.conftest import hudi_rs_rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow]
+
+TABLE = "jdbc_mor"
+SERVER_START_TIMEOUT_S = 180.0
+Rows = set[tuple[int, str]]
+
+
+@pytest.fixture(scope="module")
+def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    server = Metastore(tmp_path_factory.mktemp("hms"), free_port())
+    uri = server.start(timeout_s=180)
+    yield uri
+    server.stop()
+
+
+@dataclass
+class ServeProcess:
+    """A ``sqlext serve`` subprocess and where it listens / logs."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    log_path: Path
+
+    def log_tail(self) -> str:
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-40:])
+
+    def wait_ready(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while "JDBC server ready: jdbc:hive2://" not in self.log_path.read_text(errors="replace"):
+            if self.proc.poll() is not None:
+                pytest.fail(f"sqlext serve exited with {self.proc.returncode}:\n{self.log_tail()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"sqlext serve not ready after {timeout_s:.0f} s:\n{self.log_tail()}")
+            time.sleep(0.5)
+        assert port_in_use(self.port)
+
+
+@pytest.fixture(scope="module")
+def serve_process(tmp_path_factory: pytest.TempPathFactory, metastore: str) -> Iterator[ServeProcess]:
+    """``sqlext serve`` launched in a subprocess (own warehouse, the remote metastore), not yet waited for:
+    it boots while the table is written. Stopped with SIGTERM at the end; a clean stop exits 0."""
+    work = tmp_path_factory.mktemp("serve")
+    port = free_port()
+    log_path = work / "serve.log"
+    cmd = [sys.executable, "-m", "sqlext.shell", "serve", "--port", str(port), "--host", "127.0.0.1",
+           "--warehouse", str(work / "warehouse"), "--master", "local[2]",
+           "--conf", "spark.sql.shuffle.partitions=2", "--hiveconf", f"hive.metastore.uris={metastore}", "-v"]
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=work, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    served = ServeProcess(proc, port, log_path)
+    rc: int | None = None
+    try:
+        yield served
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            rc = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+    assert rc == 0, f"sqlext serve exit code {rc} after SIGTERM:\n{served.log_tail()}"
+    assert not port_in_use(port)
+
+
+@pytest.fixture(scope="module")
+def synced_table(serve_process: ServeProcess, session: Session, metastore: str) -> str:
+    """A MOR table whose file groups have log files, synced (``t``, ``t_ro``, ``t_rt``) after each commit;
+    returns its base path. (Takes ``serve_process`` first so the server boots meanwhile.)"""
+    session.sql(f"DROP TABLE IF EXISTS {TABLE}")
+    session.sql(f"""CREATE TABLE {TABLE} (id INT, v STRING, ts BIGINT, p STRING) USING hudi PARTITIONED BY (p)
+        TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts',
+                       'hoodie.datasource.hive_sync.enable' = 'true',
+                       'hoodie.datasource.hive_sync.metastore.uris' = '{metastore}')""")
+    session.sql(f"INSERT INTO {TABLE} VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'y')")
+    session.sql(f"UPDATE {TABLE} SET v = 'a2', ts = 2 WHERE id = 1")
+    session.sql(f"INSERT INTO {TABLE} VALUES (3, 'c2', 2, 'y'), (4, 'd', 2, 'x')")
+    entry = session.catalog.lookup_name(TABLE)
+    assert entry is not None
+    assert list(Path(entry.location).glob("p=*/.*.log.*")), "the updates should have written log files"
+    return entry.location
+
+
+def base_file_rows(base_path: str) -> Rows:
+    """``(id, v)`` of every parquet base file (no compaction ran, so each file group has one base file:
+    these are exactly the rows a read-optimized query returns)."""
+    rows: Rows = set()
+    for f in Path(base_path).glob("p=*/*.parquet"):
+        rows |= {(r["id"], r["v"]) for r in pq.read_table(f, columns=["id", "v"]).to_pylist()}
+    return rows
+
+
+@pytest.fixture(scope="module")
+def server(serve_process: ServeProcess, synced_table: str) -> int:
+    """The port of the ready ``sqlext serve``, once the table is synced."""
+    serve_process.wait_ready(SERVER_START_TIMEOUT_S)
+    return serve_process.port
+
+
+_BEELINE_PROMPT = re.compile(r"^(?:\d+: jdbc:hive2://\S*> |(?:\. )*\.> )+")
+"""Beeline's prompt (``0: jdbc:hive2://...> ``, continuation ``. . .> ``), printed before the csv header."""
+
+
+def beeline(port: int, sql: str) -> list[dict[str, str]]:
+    """Run ``sql`` with beeline from the pyspark jars; the rows of its csv2 output."""
+    cmd = [find_java(), "-cp", f"{pyspark_jars_dir()}/*", "org.apache.hive.beeline.BeeLine",
+           "-u", f"jdbc:hive2://127.0.0.1:{port}/default", "-n", "x", "--outputformat=csv2", "--silent=true",
+           "-e", sql]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, f"beeline failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    lines = [_BEELINE_PROMPT.sub("", line) for line in done.stdout.splitlines()]
+    lines = [line for line in lines if line.strip()]
+    return list(csv.DictReader(io.StringIO("\n".join(lines))))
+
+
+def pyhive_rows(port: int, sql: str) -> list[tuple[Any, ...]]:
+    from pyhive import hive
+
+    connection = hive.connect(host="127.0.0.1", port=port, username="x", auth="NONE")
+    try:
+        cursor = connection.cursor()
+        cursor.execute(sql)
+        return list(cursor.fetchall())
+    finally:
+        connection.close()
+
+
+EXPECTED_RO = {(1, "a"), (2, "b"), (3, "c"), (4, "d")}
+EXPECTED_RT = {(1, "a2"), (2, "b"), (3, "c2"), (4, "d")}
+
+
+def test_expected_rows_match_the_files_and_the_oracle(synced_table: str) -> None:
+    # Base files: the first commit's values (the update of 1 and the upsert of 3 went to log files) plus the
+    # new key 4, which the second delta commit wrote as a new base file (a new file group), as Hudi does;
+    # hudi-rs' snapshot: the merged rows.
+    assert base_file_rows(synced_table) == EXPECTED_RO
+    assert {(r["id"], r["v"]) for r in hudi_rs_rows(synced_table)} == EXPECTED_RT
+
+
+def test_beeline_reads_ro_and_rt(server: int) -> None:
+    tables = {row["tableName"] for row in beeline(server, "SHOW TABLES IN default")}
+    assert {TABLE, f"{TABLE}_ro", f"{TABLE}_rt"} <= tables
+    # One beeline run (a JVM start each) for the three tables: read-optimized, real-time, snapshot.
+    rows = beeline(server, " UNION ALL ".join(
+        f"SELECT '{suffix or 'snapshot'}' AS q, id, v FROM default.{TABLE}{suffix}" for suffix in ("_ro", "_rt", ""))
+        + " ORDER BY q, id")
+    for query, expected in (("_ro", EXPECTED_RO), ("_rt", EXPECTED_RT), ("snapshot", EXPECTED_RT)):
+        got = [(int(r["id"]), r["v"]) for r in rows if r["q"] == query]
+        assert got == sorted(expected), query
+
+
+def test_pyhive_reads_ro_and_rt(server: int) -> None:
+    tables = {row[1] for row in pyhive_rows(server, "SHOW TABLES")}
+    assert {TABLE, f"{TABLE}_ro", f"{TABLE}_rt"} <= tables
+    ro = pyhive_rows(server, f"SELECT id, v FROM {TABLE}_ro ORDER BY id")
+    rt = pyhive_rows(server, f"SELECT id, v FROM {TABLE}_rt ORDER BY id")
+    assert ro == sorted(EXPECTED_RO)
+    assert rt == sorted(EXPECTED_RT)
+    partition = pyhive_rows(server, f"SELECT id, v, p FROM {TABLE}_rt WHERE p = 'x' ORDER BY id")
+    assert partition == [(1, "a2", "x"), (2, "b", "x"), (4, "d", "x")]
