@@ -34,6 +34,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from sqlext.errors import SqlError
+from sqlext.shell import key_value_arg
 
 if TYPE_CHECKING:
     from sqlext.session import Session
@@ -331,13 +332,6 @@ def _stop_session(session: Session) -> None:
         logger.warning("stopping the session failed (the JVM may have exited already): %s", exc)
 
 
-def _key_value_arg(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
-    return key.strip(), value.strip()
-
-
 def build_arg_parser() -> argparse.ArgumentParser:
     """The ``sqlext serve`` flags."""
     parser = argparse.ArgumentParser(
@@ -347,9 +341,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT})")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"bind address (default {DEFAULT_HOST})")
     parser.add_argument("--warehouse", metavar="<dir>", help="warehouse directory")
-    parser.add_argument("--conf", dest="conf", metavar="<key=value>", type=_key_value_arg, action="append",
+    parser.add_argument("--conf", dest="conf", metavar="<key=value>", type=key_value_arg, action="append",
                         default=[], help="Spark configuration (repeatable)")
-    parser.add_argument("--hiveconf", dest="hiveconf", metavar="<property=value>", type=_key_value_arg,
+    parser.add_argument("--hiveconf", dest="hiveconf", metavar="<property=value>", type=key_value_arg,
                         action="append", default=[],
                         help="Hive setting, e.g. hive.metastore.uris=thrift://host:9083 (repeatable)")
     parser.add_argument("--master", help="Spark master URL, e.g. local[2]")

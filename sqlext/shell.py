@@ -499,7 +499,12 @@ class Shell:
 # ---------------------------------------------------------------------------- command line
 
 
-def _key_value(text: str) -> tuple[str, str]:
+def key_value_arg(text: str) -> tuple[str, str]:
+    """argparse type for ``key=value`` flags (``--conf``, ``--hiveconf``): ``(key, value)``, both stripped.
+
+    Raises:
+        argparse.ArgumentTypeError: no ``=``, or an empty key.
+    """
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
@@ -526,7 +531,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
         "--conf",
         dest="conf",
         metavar="<key=value>",
-        type=_key_value,
+        type=key_value_arg,
         action="append",
         default=[],
         help="Spark configuration (repeatable)",
@@ -535,7 +540,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
         "--hiveconf",
         dest="hiveconf",
         metavar="<property=value>",
-        type=_key_value,
+        type=key_value_arg,
         action="append",
         default=[],
         help="value for a given property (repeatable)",
@@ -546,7 +551,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
         "--hivevar",
         dest="hivevar",
         metavar="<key=value>",
-        type=_key_value,
+        type=key_value_arg,
         action="append",
         default=[],
         help="variable set as a session configuration",
