@@ -99,3 +99,16 @@ def hudi_rs_rows(base_path: str | Path, **read: str) -> list[dict[str, object]]:
     if not batches:
         return []
     return pa.Table.from_batches(batches).to_pylist()
+
+
+@pytest.fixture(scope="session")
+def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URI of a real Hive Metastore (Thrift, Derby; ``hive_sync.metastore``) shared by the session's tests;
+    they use their own table names or databases, never a mock."""
+    from hive_sync.metastore import Metastore, free_port
+
+    server = Metastore(tmp_path_factory.mktemp("hms"), free_port())
+    uri = server.start(timeout_s=180)
+    yield uri
+    server.stop()
+

@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from hive_sync.client import (
     HUDI_PARQUET_REALTIME_INPUT_FORMAT,
     HiveMetastoreClient,
 )
-from hive_sync.metastore import Metastore, free_port
 from sqlext.session import Session
 from tests.conftest import hudi_rs_rows
 
@@ -57,13 +55,6 @@ def expected_snapshot() -> set[Row]:
         del rows[key]
     return set(rows.values())
 
-
-@pytest.fixture(scope="module")
-def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = Metastore(tmp_path_factory.mktemp("hms"), free_port())
-    uri = server.start(timeout_s=180)
-    yield uri
-    server.stop()
 
 
 def _values(rows: list[Row]) -> str:

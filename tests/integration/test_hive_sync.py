@@ -24,7 +24,6 @@ from hive_sync.client import (
 )
 from hive_sync.config import HiveSyncConfig
 from hive_sync.errors import SyncConfigError, SyncError
-from hive_sync.metastore import Metastore, free_port
 from hive_sync.sync_tool import HiveSyncTool, sync_hudi_table
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -35,14 +34,10 @@ MOR = "sample_table/mor/parquet/v6_simplekeygen_nonhivestyle"
 NONPART = "sample_table/cow/v6_nonpartitioned"
 
 
-@pytest.fixture(scope="module")
-def uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    ms = Metastore(tmp_path_factory.mktemp("hms"), free_port())
-    started = ms.start(timeout_s=120)
-    try:
-        yield started
-    finally:
-        ms.stop()
+@pytest.fixture()
+def uri(metastore: str) -> str:
+    """The session's shared metastore (``tests.conftest.metastore``)."""
+    return metastore
 
 
 @pytest.fixture()

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 
 from hive_sync.client import HiveMetastoreClient
-from hive_sync.metastore import Metastore, free_port
 from hive_sync.sync_tool import HiveSyncTool, SyncResult
 from sqlext.session import Session
 
@@ -25,13 +23,6 @@ logger = logging.getLogger(__name__)
 DATABASE = "scale"
 SIZES = (100, 1000)
 
-
-@pytest.fixture(scope="module")
-def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = Metastore(tmp_path_factory.mktemp("hms"), free_port())
-    uri = server.start(timeout_s=180)
-    yield uri
-    server.stop()
 
 
 @dataclass

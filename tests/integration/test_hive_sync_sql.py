@@ -3,26 +3,18 @@ metastore that is down during the post-commit sync (the commit stays, the error 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from hive_sync.client import HiveMetastoreClient
-from hive_sync.metastore import Metastore, free_port
+from hive_sync.metastore import free_port
 from sqlext.commands.post_commit import MetaSyncFailed
 from sqlext.session import Session
 from tests.conftest import hudi_rs_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow]
 
-
-@pytest.fixture(scope="module")
-def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = Metastore(tmp_path_factory.mktemp("hms"), free_port())
-    uri = server.start(timeout_s=180)
-    yield uri
-    server.stop()
 
 
 def test_post_commit_sync_registers_ro_and_rt_tables(session: Session, table_name: str, metastore: str) -> None:

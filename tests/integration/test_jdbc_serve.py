@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from hive_sync.metastore import Metastore, find_java, free_port, port_in_use, pyspark_jars_dir
+from hive_sync.metastore import find_java, free_port, port_in_use, pyspark_jars_dir
 from sqlext.session import Session
 from tests.conftest import hudi_rs_rows
 
@@ -32,13 +32,6 @@ TABLE = "jdbc_mor"
 SERVER_START_TIMEOUT_S = 180.0
 Rows = set[tuple[int, str]]
 
-
-@pytest.fixture(scope="module")
-def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = Metastore(tmp_path_factory.mktemp("hms"), free_port())
-    uri = server.start(timeout_s=180)
-    yield uri
-    server.stop()
 
 
 @dataclass
