@@ -1,18 +1,27 @@
 """Peak memory of one compaction task against ``hoodie.memory.merge.max.size``; prints one JSON document.
 
-Builds a merge-on-read table from the 1995 rows of TPC-H lineitem (about 910k rows), updates every row
-(one large log per file group), schedules a compaction, then runs the compaction task of the largest file
-group (``engine.services.compaction.compact_operation``, the code a Spark task runs) in a fresh Python
-process per setting, sampling that process's RSS and Arrow memory pool every 5 ms. Reported per
-``merge.max.size``: peak RSS above the process's RSS just before the task, the Arrow pool's peak, seconds,
-and whether the merge spilled.
+Builds two merge-on-read tables from the 1995 rows of TPC-H lineitem (about 910k rows): ``li95`` with two
+file groups, ``li95_single`` with one (twice the rows and log of li95's). Updates every row (one large log
+per file group), schedules a compaction, then runs the compaction task of the largest file group (``engine.services.compaction.compact_operation``, the code a Spark task runs) in a fresh Python
+process per setting, sampling that process's RSS and Arrow memory pool every 5 ms. The baseline is the RSS
+just before the task, with the libraries a Spark Python worker has loaded (pyarrow, pandas). Reported per
+setting: peak RSS above the baseline, the Arrow pool's peak, seconds, whether the merge spilled and the
+largest partition group folded in memory.
 
-Usage: ``python bench/bench_compaction_memory.py --data bench/data/sf1 [--limits-mb 16,64,1024]``.
+The task holds, besides the log records (bounded by ``merge.max.size``), the new file's pending row group
+(up to ``hoodie.parquet.block.size`` of Arrow data, 120 MB by default, as parquet-mr buffers a row group
+for Hudi) and one base-file batch; the ``_block_`` settings shrink the row group too.
+
+A bounded merge shows as the same peak for both tables at the same settings.
+
+Usage: ``python bench/bench_compaction_memory.py --data bench/data/sf1 [--limits-mb 16,64,1024]
+[--small-blocks-mb 16]``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,19 +30,22 @@ from typing import Any
 from bench_cow import bench_main  # same folder (run as a script)
 
 TASK = r"""
-import json, logging, sys, threading, time
+import json, logging, re, sys, threading, time
+import pandas  # noqa: F401  (loaded in every Spark Python worker, so part of the baseline)
 import psutil
 import pyarrow as pa
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+logging.getLogger("engine.read.log_merger").setLevel(logging.DEBUG)
 from engine.config import HoodieConfig
 from engine.services.compaction import compaction_context, read_plan
 from engine.table import Table
 from engine.write.handles import TaskIdentity
 from engine.services.compaction import compact_operation
 
-location, instant, file_id, limit, spill, attempt = sys.argv[1:7]
+location, instant, file_id, limit, spill, attempt, block = sys.argv[1:8]
 table = Table.load(location)
-conf = table.config.overlay({"hoodie.memory.merge.max.size": limit, "hoodie.memory.spillable.map.path": spill})
+conf = table.config.overlay({"hoodie.memory.merge.max.size": limit, "hoodie.memory.spillable.map.path": spill,
+                             **({"hoodie.parquet.block.size": block} if block != "default" else {})})
 ctx = compaction_context(table, instant, conf)
 op = next(o for o in read_plan(table, instant) if o.file_id == file_id)
 process = psutil.Process()
@@ -64,46 +76,74 @@ print(json.dumps({"peak_above_baseline_mb": round((peak - baseline) / 2**20, 1),
 """
 
 
-def run(data: Path, work: Path, limits_mb: str) -> dict[str, Any]:
-    import sqlext
+def _largest_operation(location: str) -> tuple[str, Any]:
+    """Schedule a compaction of every file group; return its instant and the largest operation."""
     from engine.services.compaction import read_plan, schedule_compaction
     from engine.table import Table
-
-    session = sqlext.connect(warehouse=work / "warehouse", conf={
-        "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "2g"})
-    session.sql(f"""CREATE TABLE li95 USING hudi TBLPROPERTIES (type = 'mor', primaryKey = 'l_orderkey,l_linenumber')
-        AS SELECT * FROM parquet.`{data}/lineitem.parquet` WHERE year(l_shipdate) = 1995""").collect()
-    session.sql("UPDATE li95 SET l_comment = concat(l_comment, ' (revised)')").collect()
-    location = session.catalog.lookup_name("li95").location  # type: ignore[union-attr]
-    session.stop()
 
     table = Table.load(location)
     instant = schedule_compaction(table, table.config.overlay({"hoodie.compact.inline.max.delta.commits": "1"}),
                                   force=True)
     assert instant is not None
     operations = read_plan(Table.load(location), instant)
-    largest = max(operations, key=lambda o: float(o.metrics.get("TOTAL_LOG_FILES_SIZE", 0)))
-    results: dict[str, Any] = {
-        "file_groups": len(operations),
-        "largest_log_mb": round(float(largest.metrics.get("TOTAL_LOG_FILES_SIZE", 0)) / 2**20, 1),
-        "largest_base_file": largest.base_file_name,
-        "tasks": {},
-    }
-    for attempt, limit_mb in enumerate(int(x) for x in limits_mb.split(",")):
-        spill = work / f"spill{attempt}"
-        spill.mkdir()
-        out = subprocess.run(
-            [sys.executable, "-c", TASK, location, instant, largest.file_id, str(limit_mb * 2**20), str(spill),
-             str(attempt + 1)], capture_output=True, text=True, check=True)
-        measured = json.loads(out.stdout.strip().splitlines()[-1])
-        measured["spilled"] = "spilling to" in out.stderr
-        results["tasks"][f"merge_max_{limit_mb}mb"] = measured
+    return instant, max(operations, key=lambda o: float(o.metrics.get("TOTAL_LOG_FILES_SIZE", 0)))
+
+
+def _run_task(work: Path, location: str, instant: str, file_id: str, limit_mb: int, block: str,
+              attempt: int) -> dict[str, Any]:
+    spill = work / f"spill{attempt}"
+    spill.mkdir()
+    out = subprocess.run(
+        [sys.executable, "-c", TASK, location, instant, file_id, str(limit_mb * 2**20), str(spill),
+         str(attempt), block], capture_output=True, text=True, check=True)
+    measured: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    measured["spilled"] = "spilling to" in out.stderr
+    group = re.search(r"largest group (\d+) bytes", out.stderr)
+    if group:
+        measured["largest_spilled_group_mb"] = round(int(group.group(1)) / 2**20, 1)
+    return measured
+
+
+def run(data: Path, work: Path, limits_mb: str, small_blocks_mb: str) -> dict[str, Any]:
+    import sqlext
+
+    session = sqlext.connect(warehouse=work / "warehouse", conf={
+        "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "2g"})
+    lineitem = f"parquet.`{data}/lineitem.parquet`"
+    locations = {}
+    # li95: two file groups of ~470k rows; li95_single: the same rows in one file group (twice the log).
+    for name, parallelism in (("li95", "0"), ("li95_single", "1")):
+        session.sql(f"SET hoodie.bulkinsert.shuffle.parallelism={parallelism}").collect()
+        session.sql(f"""CREATE TABLE {name} USING hudi TBLPROPERTIES (type = 'mor',
+            primaryKey = 'l_orderkey,l_linenumber') AS SELECT * FROM {lineitem} WHERE year(l_shipdate) = 1995""").collect()
+        session.sql(f"UPDATE {name} SET l_comment = concat(l_comment, ' (revised)')").collect()
+        locations[name] = session.catalog.lookup_name(name).location  # type: ignore[union-attr]
+    session.stop()
+
+    results: dict[str, Any] = {"tasks": {}}
+    attempt = 0
+    for name, location in locations.items():
+        instant, largest = _largest_operation(location)
+        results[f"{name}_file_group"] = {
+            "log_mb": round(float(largest.metrics.get("TOTAL_LOG_FILES_SIZE", 0)) / 2**20, 1),
+            "base_file": largest.base_file_name,
+        }
+        settings = [(int(x), "default") for x in limits_mb.split(",")] if name == "li95" else \
+            [(int(limits_mb.split(",")[0]), "default")]
+        settings += [(int(x), str(int(x) * 2**20)) for x in small_blocks_mb.split(",") if x]
+        for limit_mb, block in settings:
+            attempt += 1
+            measured = _run_task(work, location, instant, largest.file_id, limit_mb, block, attempt)
+            suffix = "" if block == "default" else f"_block_{int(block) >> 20}mb"
+            results["tasks"][f"{name}_merge_max_{limit_mb}mb{suffix}"] = measured
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``--data``, ``--work`` as bench_cow; ``--limits-mb`` comma list of merge.max.size values (MiB)."""
-    return bench_main(run, __doc__.splitlines()[0], argv, limits_mb="16,64,1024")
+    """``--data``, ``--work`` as bench_cow; ``--limits-mb`` comma list of merge.max.size values (MiB) run at
+    the default ``hoodie.parquet.block.size``; ``--small-blocks-mb`` values run with merge.max.size and
+    block.size both set to the value (the task's floor when the writer's row group is small too)."""
+    return bench_main(run, __doc__.splitlines()[0], argv, limits_mb="16,64,1024", small_blocks_mb="16")
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine.errors import CorruptFile, SchemaMismatch, StorageError, UnsupportedTable
+from engine.formats.avro_encode import encode_rows, frame_records
 from engine.formats.avro_schema import avro_to_arrow, parse_avro_schema
 from engine.formats.conform import conform_table
 from engine.storage import Storage
@@ -122,6 +123,63 @@ def _decode_metadata(data: bytes, pos: int, end: int) -> tuple[dict[int, str], i
         pos += length
         entries[HeaderKey(key) if 0 <= key <= 6 else key] = raw.decode("utf-8")
     return entries, pos
+
+
+CONTENT_WINDOW_BYTES = 4 * 1024 * 1024
+"""Bytes of a block's content read from disk at a time when streaming it (:meth:`AvroDataBlock.iter_tables`)."""
+
+
+class _ContentReader:
+    """Windowed access to a block's content: in memory, or a byte range of a log file read
+    ``CONTENT_WINDOW_BYTES`` at a time (a view stays valid only until the next :meth:`view`)."""
+
+    def __init__(self, total: int, data: bytes | None = None, handle: pa.NativeFile | None = None,
+                 offset: int = 0, where: str = "") -> None:
+        self.total = total
+        self._handle = handle
+        self._offset = offset
+        self._where = where
+        self._buffer = memoryview(data if data is not None else b"")
+        self._start = 0
+
+    @classmethod
+    def of_bytes(cls, data: bytes) -> _ContentReader:
+        return cls(len(data), data=data)
+
+    @classmethod
+    def of_file(cls, storage: Storage, path: str, offset: int, length: int) -> _ContentReader:
+        return cls(length, handle=storage.open_input(path), offset=offset, where=path)
+
+    def view(self, pos: int, length: int) -> memoryview:
+        """``length`` content bytes at content offset ``pos``.
+
+        Raises:
+            CorruptFile: the file ends before them.
+            StorageError: the file cannot be read.
+        """
+        rel = pos - self._start
+        if 0 <= rel and rel + length <= len(self._buffer):
+            return self._buffer[rel:rel + length]
+        if self._handle is None:
+            raise CorruptFile(f"block content of {self.total} bytes has no bytes {pos}..{pos + length}")
+        want = min(max(length, CONTENT_WINDOW_BYTES), self.total - pos)
+        try:
+            chunk = self._handle.read_at(want, self._offset + pos)
+        except (OSError, pa.ArrowException) as exc:
+            raise StorageError(f"cannot read log file {self._where}: {exc}") from exc
+        if len(chunk) < length:
+            raise CorruptFile(f"log file {self._where}: block content ends at {pos + len(chunk)} of "
+                              f"{self.total} bytes (the file shrank since it was scanned)")
+        self._buffer = memoryview(chunk)
+        self._start = pos
+        return self._buffer[:length]
+
+    def __enter__(self) -> _ContentReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._handle is not None:
+            self._handle.close()
 
 
 @dataclass
@@ -292,50 +350,72 @@ class AvroDataBlock(LogBlock):
             SchemaMismatch: a value does not fit the schema.
         """
         avro = json.loads(schema) if isinstance(schema, str) else dict(schema)
+        encoded = encode_rows(table, avro)
+        if encoded is not None:
+            header = _header(instant_time, avro, extra_header)
+            content = (_I32.pack(DATA_BLOCK_CONTENT_VERSION) + _I32.pack(len(encoded)) + frame_records(encoded))
+            return cls(header=header, content=content)
         named: dict[str, Any] = {}
         records = (_to_avro_value(row, avro, named) for row in table.to_pylist())
         return cls.from_records(records, avro, instant_time, extra_header)
 
-    def _payloads(self) -> Iterator[memoryview]:
-        data = memoryview(self.content)
-        if len(data) < 4:
-            raise CorruptFile(f"Avro data block in {self.file_path or '<memory>'} has no content version")
-        (version,) = _I32.unpack_from(data, 0)
-        pos = 4
-        count = -1
-        if version >= 2:
-            (count,) = _I32.unpack_from(data, pos)
-            pos += 4
-        seen = 0
-        while pos < len(data) and (count < 0 or seen < count):
-            (length,) = _I32.unpack_from(data, pos)
-            pos += 4
-            if length < 0 or pos + length > len(data):
-                raise CorruptFile(
-                    f"Avro data block in {self.file_path or '<memory>'}: record {seen} runs past the content"
-                )
-            yield data[pos : pos + length]
-            pos += length
-            seen += 1
-        if count >= 0 and seen != count:
-            raise CorruptFile(f"Avro data block in {self.file_path or '<memory>'}: {seen} of {count} records")
+    def _content(self, storage: Storage | None) -> _ContentReader:
+        if self.is_content_loaded:
+            return _ContentReader.of_bytes(self.content)
+        if storage is None:
+            raise CorruptFile(f"Avro data block at offset {self.offset} of {self.file_path}: content was left "
+                              "on disk by a lazy read and no storage was given to read it")
+        return _ContentReader.of_file(storage, self.file_path, self.content_offset, self.content_length)
+
+    def _payloads(self, storage: Storage | None = None) -> Iterator[memoryview]:
+        where = self.file_path or "<memory>"
+        with self._content(storage) as data:
+            if data.total < 4:
+                raise CorruptFile(f"Avro data block in {where} has no content version")
+            (version,) = _I32.unpack(data.view(0, 4))
+            pos = 4
+            count = -1
+            if version >= 2:
+                (count,) = _I32.unpack(data.view(pos, 4))
+                pos += 4
+            seen = 0
+            while pos + 4 <= data.total and (count < 0 or seen < count):
+                (length,) = _I32.unpack(data.view(pos, 4))
+                pos += 4
+                if length < 0 or pos + length > data.total:
+                    raise CorruptFile(f"Avro data block in {where}: record {seen} runs past the content")
+                yield data.view(pos, length)
+                pos += length
+                seen += 1
+            if count >= 0 and seen != count:
+                raise CorruptFile(f"Avro data block in {where}: {seen} of {count} records")
+
+    def record_count_from(self, storage: Storage | None = None) -> int:
+        """Number of records from the content header, reading just that header when a lazy read left the
+        content on disk (``storage`` is then required).
+
+        Raises:
+            CorruptFile: the content is too short, or left on disk and ``storage`` is None.
+        """
+        with self._content(storage) as data:
+            if data.total >= 8 and _I32.unpack(data.view(0, 4))[0] >= 2:
+                return int(_I32.unpack(data.view(4, 4))[0])
+        return sum(1 for _ in self._payloads(storage))
 
     @property
     def record_count(self) -> int:
         """Number of records (from the content header)."""
-        if len(self.content) >= 8 and _I32.unpack_from(self.content, 0)[0] >= 2:
-            return int(_I32.unpack_from(self.content, 4)[0])
-        return sum(1 for _ in self._payloads())
+        return self.record_count_from(None)
 
-    def _record_chunks(self, reader_schema: Mapping[str, Any] | None, chunk_rows: int
-                       ) -> Iterator[list[dict[str, Any]]]:
+    def _record_chunks(self, reader_schema: Mapping[str, Any] | None, chunk_rows: int,
+                       storage: Storage | None = None) -> Iterator[list[dict[str, Any]]]:
         if not self.schema_json:
             raise CorruptFile(f"Avro data block in {self.file_path or '<memory>'} has no SCHEMA header")
         writer = _parsed_avro(self.schema_json)
         reader = fastavro.parse_schema(dict(reader_schema)) if reader_schema is not None else None
         out: list[dict[str, Any]] = []
         try:
-            for payload in self._payloads():
+            for payload in self._payloads(storage):
                 record = fastavro.schemaless_reader(io.BytesIO(payload), writer, reader)
                 if not isinstance(record, dict):
                     raise CorruptFile(
@@ -345,7 +425,7 @@ class AvroDataBlock(LogBlock):
                 if len(out) >= chunk_rows:
                     yield out
                     out = []
-        except CorruptFile:
+        except (CorruptFile, StorageError):
             raise
         except Exception as exc:  # fastavro raises assorted types on bad bytes
             raise CorruptFile(
@@ -362,17 +442,22 @@ class AvroDataBlock(LogBlock):
         """
         return [r for chunk in self._record_chunks(reader_schema, 1 << 62) for r in chunk]
 
-    def iter_tables(self, chunk_rows: int = 16384) -> Iterator[pa.Table]:
+    def iter_tables(self, chunk_rows: int = 16384, storage: Storage | None = None) -> Iterator[pa.Table]:
         """The records as Arrow tables of at most ``chunk_rows`` rows each (typed by ``avro_to_arrow`` of
         the SCHEMA header): decoding a large block this way holds one chunk of Python records at a time.
 
+        When a lazy read left the content on disk, pass ``storage``: the content is then streamed from the
+        log file in windows of :data:`CONTENT_WINDOW_BYTES` instead of being loaded whole (Hudi loads
+        the whole block; a 200 MB block would otherwise sit in memory for the whole decode).
+
         Raises:
-            CorruptFile: undecodable content.
+            CorruptFile: undecodable content; content left on disk without ``storage``.
+            StorageError: the log file cannot be read.
         """
         if not self.schema_json:
             raise CorruptFile(f"Avro data block in {self.file_path or '<memory>'} has no SCHEMA header")
         schema = avro_to_arrow(parse_avro_schema(self.schema_json))
-        for chunk in self._record_chunks(None, chunk_rows):
+        for chunk in self._record_chunks(None, chunk_rows, storage):
             try:
                 yield pa.Table.from_pylist(chunk, schema=schema)
             except (pa.ArrowException, TypeError, ValueError) as exc:

@@ -689,6 +689,10 @@ def _delete_arrays(deletes: Sequence[DeleteRecord], ordering_type: pa.DataType |
 _HASH_MULTIPLIER = np.uint64(0x100000001B3)
 
 
+_HASH_CHUNK_KEYS = 16384
+"""Keys hashed at a time: the vectorized hash needs about 40 bytes of temporaries per key byte."""
+
+
 def stable_key_hash(keys: pa.Array) -> np.ndarray:
     """A 64-bit hash of each string of ``keys`` that depends only on its UTF-8 bytes (stable across
     processes and runs, unlike Python's ``hash``): a polynomial hash over the bytes finished with the
@@ -701,6 +705,9 @@ def stable_key_hash(keys: pa.Array) -> np.ndarray:
         ``uint64`` numpy array of ``len(keys)``.
     """
     n = len(keys)
+    if n > _HASH_CHUNK_KEYS:
+        return np.concatenate([stable_key_hash(keys.slice(start, _HASH_CHUNK_KEYS))
+                               for start in range(0, n, _HASH_CHUNK_KEYS)])
     out = np.zeros(n, dtype=np.uint64)
     if n == 0:
         return out
@@ -876,27 +883,36 @@ class SpilledLogRecords:
             logger.warning("%s: could not remove merge spill folder %s", self.context, self.directory)
 
 
-_DECODE_CHUNK_ROWS = 16384
+_DECODE_CHUNK_ROWS = 8192
 """Records decoded from an Avro data block at a time while folding (bounds the Python objects alive)."""
 
-_Unit = tuple[int, str, "pa.Table | list[DeleteRecord]", int]
+_Unit = tuple[int, str, "pa.Table | list[DeleteRecord]", float]
 
 
 def _log_units(storage: Storage, blocks: Sequence[LogBlock]) -> Iterator[_Unit]:
-    """``(block position, where, records or deletes, encoded bytes)`` in log order: each block's content is
-    read when reached (lazy scans) and data blocks are decoded in chunks of ``_DECODE_CHUNK_ROWS``; the
-    encoded size is counted on a block's first unit."""
+    """``(block position, where, records or deletes, encoded bytes)`` in log order. Data blocks are decoded
+    in chunks of ``_DECODE_CHUNK_ROWS``; an Avro block a lazy scan left on disk is streamed from its log
+    file (never loaded whole), other blocks are read when reached. Each chunk carries its share of the
+    block's encoded size (by record count), so decoded/encoded ratios can be measured mid-block."""
     for position, lazy_block in enumerate(blocks):
-        block = load_block_content(storage, lazy_block)
+        if isinstance(lazy_block, AvroDataBlock) and not lazy_block.is_content_loaded:
+            block: LogBlock = lazy_block
+            total_rows = max(1, lazy_block.record_count_from(storage))
+            tables = lazy_block.iter_tables(_DECODE_CHUNK_ROWS, storage)
+        else:
+            block = load_block_content(storage, lazy_block)
+            if isinstance(block, DeleteBlock):
+                yield position, _block_where(block), block.delete_records(), float(block.encoded_size)
+                continue
+            if not isinstance(block, (AvroDataBlock, ParquetDataBlock)):
+                continue
+            total_rows = max(1, block.record_count)
+            tables = block.iter_tables(_DECODE_CHUNK_ROWS)
         where = _block_where(block)
-        if isinstance(block, DeleteBlock):
-            yield position, where, block.delete_records(), block.encoded_size
-        elif isinstance(block, (AvroDataBlock, ParquetDataBlock)):
-            encoded = block.encoded_size
-            for table in block.iter_tables(_DECODE_CHUNK_ROWS):
-                yield position, where, table, encoded
-                encoded = 0
-        del block
+        per_row = block.encoded_size / total_rows
+        for table in tables:
+            yield position, where, table, per_row * table.num_rows
+        del block, tables
 
 
 def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, settings: MergeSettings,
@@ -907,11 +923,12 @@ def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, s
     time and partitioned straight to disk.
 
     K = ceil(estimated decoded log bytes / (limit / 2)), clamped to [2, 4096]; the estimate extrapolates the
-    decoded/encoded ratio of the blocks read so far to the remaining blocks' content sizes. Overestimates
+    decoded/encoded ratio of the records read so far (each chunk counts its share of its block's content
+    bytes) to the log content not yet read. Overestimates
     only cost small files (groups are re-packed by :meth:`SpilledLogRecords.passes`).
     """
     buffer = LogRecordBuffer(schema, settings, context, spill_allowed=True)
-    decoded = encoded = 0
+    decoded = encoded = seen = 0.0
     spill_at = -1
     units = _log_units(storage, blocks)
     for position, where, payload, size in units:
@@ -921,6 +938,7 @@ def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, s
             buffer.add_data(payload, where)
         else:
             buffer.add_deletes(payload, where)
+        seen += size
         del payload
         if buffer.over_limit():
             spill_at = position
@@ -929,7 +947,8 @@ def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, s
         return buffer.finish()
     limit = settings.max_memory_bytes
     ratio = decoded / encoded if encoded else 4.0
-    estimate = buffer.nbytes() + ratio * sum(b.encoded_size for b in blocks[spill_at:])
+    remaining = max(0.0, sum(b.encoded_size for b in blocks) - seen)
+    estimate = buffer.nbytes() + ratio * remaining
     partitions = int(min(_MAX_SPILL_PARTITIONS, max(2, -(-estimate // max(1, limit // 2)))))
     logger.info("%s: log records take %d bytes, more than hoodie.memory.merge.max.size=%d; spilling to %d "
                 "hash partitions under %s", context, buffer.nbytes(), limit, partitions,

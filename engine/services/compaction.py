@@ -222,6 +222,11 @@ def compaction_context(table: Table, instant_time: str, conf: HoodieConfig) -> C
                              BlockFilter(instant_time, completed, start, pending), canonical, conf.as_dict())
 
 
+COMPACTION_BATCH_ROWS = 32768
+"""Base-file rows read at a time by a compaction task: a quarter of the query batch, because the task also
+holds the new file's pending row group and (when spilling) re-reads the base file once per partition group."""
+
+
 def compact_operation(ctx: CompactionContext, op: CompactionOperation, task: TaskIdentity) -> WriteStat:
     """Merge one slice into a new base file (executor side).
 
@@ -243,7 +248,9 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation, task: Tas
                                 HoodieConfig(ctx.props), populate_meta_fields=ctx.settings.populate_meta_fields)
         rows = 0
         try:
-            for batch in merge_file_slice(storage, base, blocks, schema, ctx.settings, context=f"{folder}/{op.file_id}"):
+            merged = merge_file_slice(storage, base, blocks, schema, ctx.settings, batch_rows=COMPACTION_BATCH_ROWS,
+                                      context=f"{folder}/{op.file_id}")
+            for batch in merged:
                 out = conform_table(batch, schema)
                 index = out.schema.get_field_index("_hoodie_file_name")
                 names = pc.fill_null(pa.nulls(out.num_rows, pa.string()), file_name)

@@ -30,8 +30,9 @@ from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, St
 from engine import errors
 from engine.config import CompactionConfig, HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
 from engine.errors import EngineError, WriteError
+from engine.filegroup.naming import parse_log_file_name
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
-from engine.index.simple import files_to_index
+from engine.index.simple import KeyedFile, files_to_index
 from engine.spark import tasks
 from engine.table import Table
 from engine.timeline.commit_metadata import WriteStat
@@ -114,16 +115,55 @@ def existing_key_locations(
 ) -> DataFrame:
     """The simple index's side of the join: ``(_hoodie_record_key, _hoodie_partition_path,
     _hoodie_file_id)`` of every record in the latest base files of ``partitions`` (all when ``None``), and
-    of merge-on-read log files that may hold keys no base file has (:func:`engine.index.simple.files_to_index`)."""
+    of merge-on-read log files that may hold keys no base file has (:func:`engine.index.simple.files_to_index`).
+
+    Base files of a local table with meta fields are read by Spark's own parquet reader (only the
+    ``_hoodie_record_key`` column; file group and partition joined on by file name), so the keys never
+    pass through Python; log files, tables without meta fields (keys come from the key generator) and
+    remote storage go through Python tasks (:func:`engine.spark.tasks.read_keys_fn`).
+    """
     names = table.file_system_view().partition_paths() if partitions is None else list(partitions)
-    files = [(f.partition_path, f.file_id, f.path) for f in files_to_index(table, names)]
+    files = files_to_index(table, names)
     schema = StructType([StructField(RECORD_KEY, StringType()), StructField(PARTITION_PATH, StringType()),
                          StructField(FILE_ID, StringType())])
     if not files:
         return spark.createDataFrame([], schema)
-    listing = spark.createDataFrame(files, "partition string, file_id string, path string")
-    listing = listing.repartition(max(1, min(len(files), spark.sparkContext.defaultParallelism * 2)))
-    return listing.mapInArrow(tasks.read_keys_fn(table.storage, conf.as_dict()), schema)
+    frames: list[DataFrame] = []
+    in_python = files
+    if table.storage.is_local and conf.get(TableConfig.POPULATE_META_FIELDS):
+        # Paths Hadoop would read as glob patterns stay in Python.
+        base = [f for f in files if parse_log_file_name(f.path.rsplit("/", 1)[-1]) is None
+                and not _HADOOP_GLOB.search(f.path)]
+        chosen = set(base)
+        in_python = [f for f in files if f not in chosen]
+        if base:
+            frames.append(_base_file_keys_in_spark(spark, base))
+    if in_python:
+        listing = spark.createDataFrame([(f.partition_path, f.file_id, f.path) for f in in_python],
+                                        "partition string, file_id string, path string")
+        listing = listing.repartition(max(1, min(len(in_python), spark.sparkContext.defaultParallelism * 2)))
+        frames.append(listing.mapInArrow(tasks.read_keys_fn(table.storage, conf.as_dict()), schema))
+    result = frames[0]
+    for frame in frames[1:]:
+        result = result.unionByName(frame)
+    return result
+
+
+_HADOOP_GLOB = re.compile(r"[*?\[\]{}\\]")
+
+
+def _base_file_keys_in_spark(spark: SparkSession, files: Sequence[KeyedFile]) -> DataFrame:
+    """``(_hoodie_record_key, _hoodie_partition_path, _hoodie_file_id)`` of local base files, read by
+    Spark's vectorized parquet reader."""
+    file_column = "__sqlext_base_file_name"
+    listing = spark.createDataFrame(
+        [(f.path.rsplit("/", 1)[-1], f.partition_path, f.file_id) for f in files],
+        StructType([StructField(file_column, StringType()), StructField(PARTITION_PATH, StringType()),
+                     StructField(FILE_ID, StringType())]))
+    keys = spark.read.schema(StructType([StructField(RECORD_KEY, StringType())])) \
+        .parquet(*[f.path for f in files]) \
+        .select(RECORD_KEY, F.col("_metadata.file_name").alias(file_column))
+    return keys.join(F.broadcast(listing), on=file_column).select(RECORD_KEY, PARTITION_PATH, FILE_ID)
 
 
 def tag_locations(

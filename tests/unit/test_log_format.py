@@ -14,6 +14,7 @@ import pytest
 
 from engine.errors import CorruptFile, SchemaMismatch, StorageError, UnsupportedTable
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro
+from engine.formats import log_format
 from engine.formats.log_format import (
     MAGIC,
     AvroDataBlock,
@@ -296,7 +297,8 @@ def test_log_writer(storage: Storage, tmp_path: Path) -> None:
         closed.append_block(blocks[2])
 
 
-def test_lazy_read_leaves_large_contents_on_disk(storage: Storage, tmp_path: Path) -> None:
+def test_lazy_read_leaves_large_contents_on_disk(storage: Storage, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     path = str(tmp_path / ".f2-0_20250101000000000.log.1_0-1-1")
     data, avro = sample_table()
     big = pa.concat_tables([data] * 5000)  # ~10k records: a content well over the 256 KiB lazy threshold
@@ -314,6 +316,14 @@ def test_lazy_read_leaves_large_contents_on_disk(storage: Storage, tmp_path: Pat
     assert lazy[1].is_content_loaded  # small contents are read at once
     assert [(b.header, b.footer, b.offset, b.size) for b in lazy] == [(b.header, b.footer, b.offset, b.size)
                                                                       for b in eager]
+    # Streamed from disk in small windows (records straddle window edges): the same rows, never loaded.
+    monkeypatch.setattr(log_format, "CONTENT_WINDOW_BYTES", 1000)
+    assert isinstance(lazy[0], AvroDataBlock)
+    streamed = pa.concat_tables(list(lazy[0].iter_tables(777, storage)))
+    assert streamed.equals(eager[0].to_table()) and lazy[0].record_count_from(storage) == big.num_rows
+    assert not lazy[0].is_content_loaded
+    with pytest.raises(CorruptFile, match="left on disk"):
+        next(lazy[0].iter_tables(777))
     loaded = load_block_content(storage, lazy[0])
     assert loaded.content == eager[0].content and loaded.is_content_loaded
     assert isinstance(loaded, AvroDataBlock) and loaded.to_table().equals(eager[0].to_table())
@@ -322,6 +332,8 @@ def test_lazy_read_leaves_large_contents_on_disk(storage: Storage, tmp_path: Pat
     storage.write_bytes(path, raw[: lazy[0].offset + 1000])
     with pytest.raises(CorruptFile, match="lost its content"):
         load_block_content(storage, lazy[0])
+    with pytest.raises(CorruptFile, match="shrank"):
+        list(lazy[0].iter_tables(777, storage))
     # A lazily read block whose footer is damaged is a corrupt block, as in an eager read.
     damaged = bytearray(raw)
     end = lazy[0].offset + lazy[0].size

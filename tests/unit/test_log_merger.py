@@ -528,3 +528,17 @@ def test_spilled_merge_memory_is_bounded(logs: Logs, tmp_path: Any, monkeypatch:
     # here) is held while it is partitioned; otherwise about one group of log records at a time.
     assert spilled < unlimited / 4, (spilled, unlimited)
     assert spilled <= 8 * limit, (spilled, unlimited)
+
+
+def test_key_hash_is_the_same_in_chunks() -> None:
+    from engine.read import log_merger
+
+    keys = pa.array([f"key-{i}-{'x' * (i % 50)}" for i in range(50000)] + [None, ""]).slice(7)
+    whole = log_merger.stable_key_hash(keys)
+    assert len(whole) == len(keys) and len(log_merger.stable_key_hash(keys.slice(0, 100))) == 100
+    one_pass = log_merger._HASH_CHUNK_KEYS
+    try:
+        log_merger._HASH_CHUNK_KEYS = 10**9
+        assert (log_merger.stable_key_hash(keys) == whole).all()
+    finally:
+        log_merger._HASH_CHUNK_KEYS = one_pass
