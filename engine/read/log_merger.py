@@ -886,15 +886,15 @@ class SpilledLogRecords:
 _DECODE_CHUNK_ROWS = 8192
 """Records decoded from an Avro data block at a time while folding (bounds the Python objects alive)."""
 
-_Unit = tuple[int, str, "pa.Table | list[DeleteRecord]", float]
+_Unit = tuple[str, "pa.Table | list[DeleteRecord]", float]
 
 
 def _log_units(storage: Storage, blocks: Sequence[LogBlock]) -> Iterator[_Unit]:
-    """``(block position, where, records or deletes, encoded bytes)`` in log order. Data blocks are decoded
+    """``(where, records or deletes, encoded bytes)`` in log order. Data blocks are decoded
     in chunks of ``_DECODE_CHUNK_ROWS``; an Avro block a lazy scan left on disk is streamed from its log
     file (never loaded whole), other blocks are read when reached. Each chunk carries its share of the
     block's encoded size (by record count), so decoded/encoded ratios can be measured mid-block."""
-    for position, lazy_block in enumerate(blocks):
+    for lazy_block in blocks:
         if isinstance(lazy_block, AvroDataBlock) and not lazy_block.is_content_loaded:
             block: LogBlock = lazy_block
             total_rows = max(1, lazy_block.record_count_from(storage))
@@ -902,7 +902,7 @@ def _log_units(storage: Storage, blocks: Sequence[LogBlock]) -> Iterator[_Unit]:
         else:
             block = load_block_content(storage, lazy_block)
             if isinstance(block, DeleteBlock):
-                yield position, _block_where(block), block.delete_records(), float(block.encoded_size)
+                yield _block_where(block), block.delete_records(), float(block.encoded_size)
                 continue
             if not isinstance(block, (AvroDataBlock, ParquetDataBlock)):
                 continue
@@ -911,7 +911,7 @@ def _log_units(storage: Storage, blocks: Sequence[LogBlock]) -> Iterator[_Unit]:
         where = _block_where(block)
         per_row = block.encoded_size / total_rows
         for table in tables:
-            yield position, where, table, per_row * table.num_rows
+            yield where, table, per_row * table.num_rows
         del block, tables
 
 
@@ -929,9 +929,9 @@ def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, s
     """
     buffer = LogRecordBuffer(schema, settings, context, spill_allowed=True)
     decoded = encoded = seen = 0.0
-    spill_at = -1
+    spilled = False
     units = _log_units(storage, blocks)
-    for position, where, payload, size in units:
+    for where, payload, size in units:
         if isinstance(payload, pa.Table):
             decoded += payload.nbytes
             encoded += size
@@ -941,9 +941,9 @@ def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, s
         seen += size
         del payload
         if buffer.over_limit():
-            spill_at = position
+            spilled = True
             break
-    if spill_at < 0:
+    if not spilled:
         return buffer.finish()
     limit = settings.max_memory_bytes
     ratio = decoded / encoded if encoded else 4.0
@@ -962,7 +962,7 @@ def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, s
                                                 if spill.ordering_type is not None else None))
         del folded
         keys_of = _Keys(settings)
-        for _, where, payload, _ in units:
+        for where, payload, _ in units:
             if isinstance(payload, pa.Table):
                 data = conform_table(payload, schema, context=where)
                 if data.num_rows:
