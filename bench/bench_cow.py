@@ -150,12 +150,19 @@ def run(data: Path, work: Path, codec: str = "snappy", also_gzip: bool = False) 
     results["driver_jvm_peak_rss_mb"] = round(memory.peak_jvm / 2**20)
 
     # 5. Peer: the same merge with delta-rs on the same data.
-    spark.sql(source_df).write.mode("overwrite").parquet(str(work / "lineitem_with_year"))
-    spark.sql(f"SELECT *, year(l_shipdate) AS l_shipyear FROM {source}").write.mode("overwrite").parquet(
-        str(work / "merge_source"))
+    write_delta_rs_inputs(spark, data, work)
     session.stop()
     results.update(delta_rs_merge(work))
     return results
+
+
+def write_delta_rs_inputs(spark: Any, data: Path, work: Path) -> None:
+    """Write what :func:`delta_rs_merge` reads: lineitem with ``l_shipyear`` and the 1% merge source, as
+    plain parquet under ``work``."""
+    spark.sql(f"SELECT *, year(l_shipdate) AS l_shipyear FROM parquet.`{data}/lineitem.parquet`") \
+        .write.mode("overwrite").parquet(str(work / "lineitem_with_year"))
+    spark.sql(f"SELECT *, year(l_shipdate) AS l_shipyear FROM {merge_source_sql(data)}").write.mode(
+        "overwrite").parquet(str(work / "merge_source"))
 
 
 def delta_rs_merge(work: Path) -> dict[str, Any]:

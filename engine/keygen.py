@@ -1388,13 +1388,21 @@ class KeyGenerator:
                 "no record key field configured ('hoodie.table.recordkey.fields'); "
                 "auto-generated record keys are not supported"
             )
-        if len(self.record_key_fields) == 1 and (
+        if self.single_value_record_key:
+            return self._simple_record_keys(data, self.record_key_fields[0])
+        return self._complex_record_keys(data)
+
+    @property
+    def single_value_record_key(self) -> bool:
+        """Whether the record key is the bare value of its one field (``1``) rather than the complex
+        ``field:value,...`` form (``id:1``): one key field and a Simple/Timestamp/Nonpartitioned/Custom
+        generator, or a Complex one with
+        ``hoodie.write.complex.keygen.encode.single.record.key.field.name=false``."""
+        return len(self.record_key_fields) == 1 and (
             self.kind
             in (KeyGenType.SIMPLE, KeyGenType.TIMESTAMP, KeyGenType.NON_PARTITION, KeyGenType.CUSTOM)
             or (self.kind is KeyGenType.COMPLEX and not self.encode_single_complex_field_name)
-        ):
-            return self._simple_record_keys(data, self.record_key_fields[0])
-        return self._complex_record_keys(data)
+        )
 
     def partition_paths(self, data: pa.Table | pa.RecordBatch) -> pa.Array:
         """``_hoodie_partition_path`` of every row (``pa.string()``, no nulls; ``""`` when non-partitioned).

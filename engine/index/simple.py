@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from engine.config import HoodieConfig, TableConfig, parse_list
@@ -32,11 +33,13 @@ KEY_LOCATION_SCHEMA = pa.schema(
 
 @dataclass(frozen=True)
 class KeyedFile:
-    """A latest base file, or a log file of a latest slice, whose keys are wanted."""
+    """A latest base file, or a log file of a latest slice, whose keys are wanted (``size`` in bytes, 0 when
+    unknown)."""
 
     partition_path: str
     file_id: str
     path: str
+    size: int = 0
 
 
 def _record_keys(data: pa.Table, conf: HoodieConfig) -> pa.ChunkedArray | pa.Array:
@@ -57,9 +60,11 @@ def _log_file_keys(storage: Storage, path: str, conf: HoodieConfig) -> pa.Array:
     return pa.concat_arrays([c.cast(pa.string()) for c in chunks])
 
 
-def read_key_locations(storage: Storage, file: KeyedFile, conf: HoodieConfig) -> pa.Table:
+def read_key_locations(storage: Storage, file: KeyedFile, conf: HoodieConfig, among: pa.Array | None = None
+                       ) -> pa.Table:
     """``(_hoodie_record_key, _hoodie_partition_path, _hoodie_file_id)`` of every record in ``file`` (a
-    base file, or a log file: the keys of its data blocks).
+    base file, or a log file: the keys of its data blocks); with ``among`` (a ``pa.string()`` array), only
+    of the records whose key is in it.
 
     Reads only the ``_hoodie_record_key`` column of a base file when meta fields are populated; otherwise
     the record key fields, passed through the table's key generator.
@@ -75,10 +80,13 @@ def read_key_locations(storage: Storage, file: KeyedFile, conf: HoodieConfig) ->
             else:
                 fields = parse_list(conf.get(TableConfig.RECORDKEY_FIELDS))
                 keys = _record_keys(pq.read_table(handle, columns=fields), conf)
+    keys = keys.cast(pa.string())
+    if among is not None:
+        keys = keys.filter(pc.is_in(keys, value_set=among))
     n = len(keys)
     return pa.Table.from_arrays(
-        [keys.cast(pa.string()), pa.array([file.partition_path] * n, pa.string()),
-         pa.array([file.file_id] * n, pa.string())],
+        [keys, pa.repeat(pa.scalar(file.partition_path, pa.string()), n),
+         pa.repeat(pa.scalar(file.file_id, pa.string()), n)],
         schema=KEY_LOCATION_SCHEMA,
     )
 
@@ -103,7 +111,7 @@ def files_to_index(table: Table, partitions: list[str]) -> list[KeyedFile]:
     group, plus (merge-on-read) the log files of the latest slices that may hold keys found in no base
     file — all of a slice without a base file, and those whose write stat reports inserts."""
     view = table.file_system_view()
-    files = [KeyedFile(p, bf.file_id, bf.path) for p in partitions for bf in view.latest_base_files(p)]
+    files = [KeyedFile(p, bf.file_id, bf.path, bf.size) for p in partitions for bf in view.latest_base_files(p)]
     if not table.is_mor:
         return files
     slices: list[FileSlice] = [fs for p in partitions for fs in view.latest_file_slices(p) if fs.log_files]
@@ -113,5 +121,17 @@ def files_to_index(table: Table, partitions: list[str]) -> list[KeyedFile]:
     for fs in slices:
         for log in fs.log_files:
             if fs.base_file is None or log.name in with_inserts:
-                files.append(KeyedFile(fs.partition_path, fs.file_id, log.path))
+                files.append(KeyedFile(fs.partition_path, fs.file_id, log.path, log.size))
     return files
+
+
+def balanced_groups(files: list[KeyedFile], count: int) -> list[list[KeyedFile]]:
+    """``files`` split into at most ``count`` non-empty groups of about equal total size (largest file
+    first into the lightest group), so tasks reading one group each finish together."""
+    groups: list[list[KeyedFile]] = [[] for _ in range(max(1, min(count, len(files))))]
+    totals = [0] * len(groups)
+    for file in sorted(files, key=lambda f: f.size, reverse=True):
+        lightest = totals.index(min(totals))
+        groups[lightest].append(file)
+        totals[lightest] += max(1, file.size)
+    return [g for g in groups if g]

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark.broadcast import Broadcast
 
 from engine.config import HoodieConfig
 from engine.formats.conform import conform_table
@@ -78,18 +79,20 @@ def add_keys_fn(props: dict[str, str], key_schema: pa.Schema, with_partition: bo
     return run
 
 
-def read_keys_fn(storage: Storage, props: dict[str, str]) -> ArrowBatchFn:
-    """``mapInArrow`` function over rows ``(partition, file_id, path)`` of latest base files, yielding their
-    ``(_hoodie_record_key, _hoodie_partition_path, _hoodie_file_id)``."""
+def read_keys_fn(storage: Storage, props: dict[str, str], groups: list[list[KeyedFile]],
+                 wanted: Broadcast[pa.Array] | None = None) -> ArrowBatchFn:
+    """``mapInArrow`` function over ``spark.range(len(groups))``: for each id, the
+    ``(_hoodie_record_key, _hoodie_partition_path, _hoodie_file_id)`` of every file of that group (base
+    files, or log files); with ``wanted`` (a broadcast ``pa.string()`` array), only the rows whose key is in
+    it."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         conf = HoodieConfig(props)
+        keep = wanted.value if wanted is not None else None
         for batch in batches:
-            for row in batch.to_pylist():
-                table = read_key_locations(
-                    storage, KeyedFile(row["partition"], row["file_id"], row["path"]), conf
-                )
-                yield from table.to_batches()
+            for group in batch.column(0).to_pylist():
+                for file in groups[group]:
+                    yield from read_key_locations(storage, file, conf, keep).to_batches()
 
     return run
 

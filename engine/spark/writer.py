@@ -7,8 +7,9 @@ One entry point, :func:`write_dataframe`, serves INSERT, bulk insert, upsert, de
    (already carries ``_hoodie_record_key``, ``_hoodie_partition_path`` and ``_hoodie_file_id``);
 3. bulk insert: executors stream rows into new file groups; otherwise tag records with the simple index
    (a Spark join with the keys of the latest base files of the touched partitions), count them per file
-   group (the workload profile: counts only reach the driver), plan buckets, and write one file group
-   per bucket (``groupBy(bucket).applyInArrow``);
+   group (the workload profile: counts only reach the driver), plan buckets, route records to them (a
+   Spark expression, :mod:`engine.spark.bucket_column`) and write one file group per bucket
+   (``groupBy(bucket).applyInArrow``);
 4. commit the write stats the tasks returned.
 
 No record is collected to the driver.
@@ -23,7 +24,8 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.broadcast import Broadcast
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
 
@@ -32,8 +34,12 @@ from engine.config import CompactionConfig, HoodieConfig, IndexConfig, TableConf
 from engine.errors import EngineError, WriteError
 from engine.filegroup.naming import parse_log_file_name
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
-from engine.index.simple import KeyedFile, files_to_index
+from engine.index.simple import KeyedFile, balanced_groups, files_to_index
+from engine.keygen import KeyGenerator
 from engine.spark import tasks
+from engine.spark.bucket_column import bucket_column
+from engine.spark.key_columns import partition_path_column, record_key_column
+from engine.spark.schema import arrow_to_spark
 from engine.table import Table
 from engine.timeline.commit_metadata import WriteStat
 from engine.write.append_handle import LatestSlice
@@ -74,11 +80,15 @@ _TASK_ERROR = re.compile(r"(?:engine\.errors\.)?(" + "|".join(
 ) + r"): (.+)")
 
 
+_SQL_STATE_SUFFIX = re.compile(r"\s*SQLSTATE: \w+\s*$")
+
+
 def unwrap_task_error(exc: BaseException) -> EngineError | None:
     """The engine error raised inside a Spark task, rebuilt from the driver-side exception text."""
     for match in _TASK_ERROR.finditer(str(exc)):
         cls = getattr(errors, match.group(1))
-        return cls(match.group(2).strip())
+        # Spark's raise_error() appends the SQL state to the message.
+        return cls(_SQL_STATE_SUFFIX.sub("", match.group(2)).strip())
     return None
 
 
@@ -99,11 +109,41 @@ def _spark_type_of_keys() -> list[StructField]:
     return [StructField(RECORD_KEY, StringType(), False), StructField(PARTITION_PATH, StringType(), False)]
 
 
+def _spark_key_columns(
+    schema: StructType, table: Table, conf: HoodieConfig, data_schema: pa.Schema, with_partition: bool
+) -> list[Column] | None:
+    keygen = KeyGenerator.from_config(conf)
+    table_types = {f.name.lower(): f.dataType for f in arrow_to_spark(_key_schema(table, data_schema, conf)).fields}
+    key = record_key_column(keygen, schema, table_types)
+    if key is None:
+        return None
+    if not with_partition:
+        return [key.alias(RECORD_KEY)]
+    partition = partition_path_column(keygen, schema, table_types)
+    return None if partition is None else [key.alias(RECORD_KEY), partition.alias(PARTITION_PATH)]
+
+
+def keys_computed_in_spark(
+    df: DataFrame, table: Table, conf: HoodieConfig, data_schema: pa.Schema, *, with_partition: bool = True
+) -> bool:
+    """Whether :func:`add_keys` renders ``df``'s keys as Spark expressions (no Python pass), so
+    recomputing them costs no more than the input does."""
+    return _spark_key_columns(df.schema, table, conf, data_schema, with_partition) is not None
+
+
 def add_keys(
     df: DataFrame, table: Table, conf: HoodieConfig, data_schema: pa.Schema, *, with_partition: bool = True
 ) -> DataFrame:
     """``df`` with ``_hoodie_record_key`` (and ``_hoodie_partition_path`` unless ``with_partition`` is
-    False) appended, computed on executors by the table's key generator."""
+    False) appended, computed on executors by the table's key generator: as Spark expressions where they
+    render the keys exactly (:mod:`engine.spark.key_columns`), else in a Python ``mapInArrow`` pass.
+
+    Raises:
+        ConfigError: the key generator settings are invalid.
+    """
+    columns = _spark_key_columns(df.schema, table, conf, data_schema, with_partition)
+    if columns is not None:
+        return df.select("*", *columns)
     added = _spark_type_of_keys() if with_partition else _spark_type_of_keys()[:1]
     schema = StructType([*df.schema.fields, *added])
     fn = tasks.add_keys_fn(conf.as_dict(), _key_schema(table, data_schema, conf), with_partition)
@@ -111,16 +151,22 @@ def add_keys(
 
 
 def existing_key_locations(
-    spark: SparkSession, table: Table, partitions: Sequence[str] | None, conf: HoodieConfig
+    spark: SparkSession, table: Table, partitions: Sequence[str] | None, conf: HoodieConfig,
+    wanted: Broadcast[pa.Array] | None = None,
 ) -> DataFrame:
     """The simple index's side of the join: ``(_hoodie_record_key, _hoodie_partition_path,
     _hoodie_file_id)`` of every record in the latest base files of ``partitions`` (all when ``None``), and
     of merge-on-read log files that may hold keys no base file has (:func:`engine.index.simple.files_to_index`).
 
-    Base files of a local table with meta fields are read by Spark's own parquet reader (only the
-    ``_hoodie_record_key`` column; file group and partition joined on by file name), so the keys never
-    pass through Python; log files, tables without meta fields (keys come from the key generator) and
-    remote storage go through Python tasks (:func:`engine.spark.tasks.read_keys_fn`).
+    Without ``wanted``, base files of a local table with meta fields are read by Spark's own parquet reader
+    (only the ``_hoodie_record_key`` column; file group and partition joined on by file name), so the keys
+    never pass through Python; log files, tables without meta fields (keys come from the key generator),
+    remote storage and paths Hadoop would take for glob patterns go through Python tasks
+    (:func:`engine.spark.tasks.read_keys_fn`).
+
+    With ``wanted`` (a broadcast ``pa.string()`` array of the incoming keys, Hudi's "keys to look up"),
+    every file is read by Python tasks that keep only the wanted keys: pyarrow reads a key column about
+    twice as fast as Spark, and only the matches cross into the JVM.
     """
     names = table.file_system_view().partition_paths() if partitions is None else list(partitions)
     files = files_to_index(table, names)
@@ -130,8 +176,7 @@ def existing_key_locations(
         return spark.createDataFrame([], schema)
     frames: list[DataFrame] = []
     in_python = files
-    if table.storage.is_local and conf.get(TableConfig.POPULATE_META_FIELDS):
-        # Paths Hadoop would read as glob patterns stay in Python.
+    if wanted is None and table.storage.is_local and conf.get(TableConfig.POPULATE_META_FIELDS):
         base = [f for f in files if parse_log_file_name(f.path.rsplit("/", 1)[-1]) is None
                 and not _HADOOP_GLOB.search(f.path)]
         chosen = set(base)
@@ -139,10 +184,10 @@ def existing_key_locations(
         if base:
             frames.append(_base_file_keys_in_spark(spark, base))
     if in_python:
-        listing = spark.createDataFrame([(f.partition_path, f.file_id, f.path) for f in in_python],
-                                        "partition string, file_id string, path string")
-        listing = listing.repartition(max(1, min(len(in_python), spark.sparkContext.defaultParallelism * 2)))
-        frames.append(listing.mapInArrow(tasks.read_keys_fn(table.storage, conf.as_dict()), schema))
+        # One task per group of files of about equal size; the groups travel in the function.
+        groups = balanced_groups(in_python, spark.sparkContext.defaultParallelism * 2)
+        frames.append(spark.range(len(groups), numPartitions=len(groups)).mapInArrow(
+            tasks.read_keys_fn(table.storage, conf.as_dict(), groups, wanted), schema))
     result = frames[0]
     for frame in frames[1:]:
         result = result.unionByName(frame)
@@ -405,8 +450,12 @@ def _bucketed_write(
         return [], replaced
     with metrics.phase("write"):
         partitions = min(len(plan.buckets), _shuffle_partitions(spark, conf, operation))
-        bucket_schema = StructType([*tagged.schema.fields, StructField(BUCKET, IntegerType(), False)])
-        bucketed = tagged.mapInArrow(tasks.assign_buckets_fn(plan), bucket_schema)
+        routing = bucket_column(plan)
+        if routing is not None:
+            bucketed = tagged.withColumn(BUCKET, routing)
+        else:
+            bucket_schema = StructType([*tagged.schema.fields, StructField(BUCKET, IntegerType(), False)])
+            bucketed = tagged.mapInArrow(tasks.assign_buckets_fn(plan), bucket_schema)
         bucketed = bucketed.repartition(max(1, partitions), BUCKET)
         appends = {fid: slices[fid] for fid in profile.updates if fid in slices} if table.is_mor else {}
         written = bucketed.groupBy(BUCKET).applyInArrow(

@@ -7,9 +7,9 @@ the first whose condition holds wins: ``WHEN MATCHED [AND c] THEN UPDATE SET *|c
 Source rows with the same key are resolved by the precombine field. ``WHEN NOT MATCHED BY SOURCE`` is
 not supported.
 
-Data flow: the source gets its record key (executors) and is LEFT-joined in Spark with the target's
-key index (record key → partition, file group), or with the target rows when a clause reads target
-columns or an UPDATE assigns only some columns. Clause conditions and assignments are Spark SQL CASE
+Data flow: the source gets its record key (a Spark expression, or executors' Python key generator) and is
+LEFT-joined in Spark with the target's key index (record key → partition, file group), or with the target
+rows when a clause reads target columns or an UPDATE assigns only some columns. Clause conditions and assignments are Spark SQL CASE
 expressions over that join. The result is written as one *prepped* upsert: matched rows go to their
 file group, deletes carry ``_hoodie_is_deleted``; unmatched rows are inserts.
 
@@ -27,8 +27,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import sqlglot
 from pyspark import StorageLevel
+from pyspark.broadcast import Broadcast
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
@@ -36,7 +38,13 @@ from sqlglot import exp
 
 from engine.formats.avro_schema import META_FIELDS
 from engine.spark.schema import table_data_schema
-from engine.spark.writer import add_keys, existing_key_locations, table_arrow_schema, write_dataframe
+from engine.spark.writer import (
+    add_keys,
+    existing_key_locations,
+    keys_computed_in_spark,
+    table_arrow_schema,
+    write_dataframe,
+)
 from engine.write.handles import EVENT_TIME_PAYLOADS
 from engine.write.operation import WriteOperation
 from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
@@ -53,8 +61,23 @@ TARGET_KEY = "__sqlext_target_key"
 TARGET_PARTITION = "__sqlext_target_partition"
 TARGET_FILE_ID = "__sqlext_target_file_id"
 ACTION = "__sqlext_action"
-# Sources up to this many rows have their keys broadcast to filter the target's key index.
-BROADCAST_SOURCE_ROWS = 2_000_000
+# Sources whose distinct keys the optimizer estimates at up to this many bytes, or that count up to this
+# many rows, have their keys collected and broadcast to the tasks reading the target's key index.
+BROADCAST_SOURCE_KEY_BYTES = 64 * 2**20
+BROADCAST_SOURCE_ROWS = 1_000_000
+
+
+def _deterministic(df: DataFrame) -> bool:
+    """Whether evaluating ``df`` twice gives the same rows (Spark's ``LogicalPlan.deterministic``: no
+    ``rand()``, ``uuid()``, ``monotonically_increasing_id()``, non-deterministic UDF...)."""
+    return bool(df._jdf.queryExecution().analyzed().deterministic())
+
+
+def _estimated_bytes(df: DataFrame) -> int:
+    """Spark's optimizer estimate of ``df``'s size in bytes (``LogicalPlan.stats.sizeInBytes``; file
+    sources give their file sizes, scaled by the columns kept); ``spark.sql.defaultSizeInBytes`` (huge)
+    when unknown, e.g. for local data."""
+    return int(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
 
 
 def _column_refs(sql: str) -> list[tuple[str | None, str]]:
@@ -171,24 +194,35 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
     key_exprs = [F.expr(key_sources[k]).cast(types[k.lower()]).alias(k) for k in key_fields]
     aliased = source.alias(source_alias)
     probe = aliased.select(F.struct(*[F.col(quote(c)) for c in source.columns]).alias("__src"), *key_exprs)
+    # Evaluated twice below (its keys, then the join) unless cached: caching costs more than rereading a
+    # deterministic source whose keys Spark computes, but a Python key pass or a non-deterministic source
+    # (whose two evaluations could disagree) is computed once.
+    cache_source = (not keys_computed_in_spark(probe, table, conf, data_schema, with_partition=False)
+                    or not _deterministic(probe))
     probe = add_keys(probe, table, conf, data_schema, with_partition=False)
     src = probe.select("__src.*", F.col(RECORD_KEY).alias("__sqlext_source_key"))
+    if cache_source:
+        src = src.persist(StorageLevel.MEMORY_AND_DISK)
 
     # 2. the target side: key index, or full rows when clauses read target columns
+    wanted: Broadcast[pa.Array] | None = None
     if needs_target_rows:
         target = spark.read.format("hudi").load(table.base_path)
         target = target.withColumn(FILE_ID, F.split(F.col(META_FIELDS[4]), "_").getItem(0))
         target = target.withColumnRenamed(RECORD_KEY, TARGET_KEY).withColumnRenamed(
             PARTITION_PATH, TARGET_PARTITION).withColumnRenamed(FILE_ID, TARGET_FILE_ID)
     else:
-        # Only stored keys that occur in the source matter: a broadcast semi-join keeps the (large) key
-        # index from being shuffled.
-        src = src.persist(StorageLevel.MEMORY_AND_DISK)
+        # Only stored keys that occur in the source matter. A source of moderate size has its keys
+        # broadcast to the tasks reading the key index, which keep only those (no join over every stored
+        # key); a larger one is semi-joined in Spark. The estimate is free; counting runs the source.
         source_keys = src.select(F.col("__sqlext_source_key").alias(RECORD_KEY)).distinct()
-        if src.count() <= BROADCAST_SOURCE_ROWS:
-            source_keys = F.broadcast(source_keys)
-        stored = existing_key_locations(spark, table, None, conf).join(
-            source_keys, on=RECORD_KEY, how="left_semi")
+        if _estimated_bytes(source_keys) <= BROADCAST_SOURCE_KEY_BYTES or src.count() <= BROADCAST_SOURCE_ROWS:
+            keys = source_keys.toArrow().column(0).combine_chunks().cast(pa.string())
+            wanted = spark.sparkContext.broadcast(keys)
+            stored = existing_key_locations(spark, table, None, conf, wanted=wanted)
+        else:
+            stored = existing_key_locations(spark, table, None, conf).join(
+                source_keys, on=RECORD_KEY, how="left_semi")
         target = stored.select(
             F.col(RECORD_KEY).alias(TARGET_KEY), F.col(PARTITION_PATH).alias(TARGET_PARTITION),
             F.col(FILE_ID).alias(TARGET_FILE_ID))
@@ -265,4 +299,6 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
         metrics = write_dataframe(spark, table, prepped, WriteOperation.UPSERT, options, prepped=True)
     finally:
         src.unpersist()
+        if wanted is not None:
+            wanted.destroy()
     return after_write(session, entry, table, options, metrics)

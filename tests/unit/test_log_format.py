@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 from engine.errors import CorruptFile, SchemaMismatch, StorageError, UnsupportedTable
-from engine.formats.avro_schema import add_meta_fields, arrow_to_avro
 from engine.formats import log_format
+from engine.formats.avro_schema import add_meta_fields, arrow_to_avro
 from engine.formats.log_format import (
     MAGIC,
     AvroDataBlock,
