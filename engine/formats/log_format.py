@@ -41,6 +41,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine.errors import CorruptFile, SchemaMismatch, StorageError, UnsupportedTable
+from engine.formats.avro_decode import covers, decode_records
 from engine.formats.avro_encode import encode_rows, frame_records
 from engine.formats.avro_schema import avro_to_arrow, parse_avro_schema
 from engine.formats.conform import conform_table
@@ -407,32 +408,39 @@ class AvroDataBlock(LogBlock):
         """Number of records (from the content header)."""
         return self.record_count_from(None)
 
+    def _payload_chunks(self, chunk_rows: int, storage: Storage | None = None) -> Iterator[list[memoryview]]:
+        out: list[memoryview] = []
+        for payload in self._payloads(storage):
+            out.append(payload)
+            if len(out) >= chunk_rows:
+                yield out
+                out = []
+        if out:
+            yield out
+
+    def _fastavro_records(self, payloads: list[memoryview], writer: Any, reader: Any) -> list[dict[str, Any]]:
+        where = self.file_path or "<memory>"
+        out: list[dict[str, Any]] = []
+        try:
+            for payload in payloads:
+                record = fastavro.schemaless_reader(io.BytesIO(payload), writer, reader)
+                if not isinstance(record, dict):
+                    raise CorruptFile(f"Avro data block in {where}: schema is not a record")
+                out.append(record)
+        except CorruptFile:
+            raise
+        except Exception as exc:  # fastavro raises assorted types on bad bytes
+            raise CorruptFile(f"cannot decode Avro data block in {where}: {exc}") from exc
+        return out
+
     def _record_chunks(self, reader_schema: Mapping[str, Any] | None, chunk_rows: int,
                        storage: Storage | None = None) -> Iterator[list[dict[str, Any]]]:
         if not self.schema_json:
             raise CorruptFile(f"Avro data block in {self.file_path or '<memory>'} has no SCHEMA header")
         writer = _parsed_avro(self.schema_json)
         reader = fastavro.parse_schema(dict(reader_schema)) if reader_schema is not None else None
-        out: list[dict[str, Any]] = []
-        try:
-            for payload in self._payloads(storage):
-                record = fastavro.schemaless_reader(io.BytesIO(payload), writer, reader)
-                if not isinstance(record, dict):
-                    raise CorruptFile(
-                        f"Avro data block in {self.file_path or '<memory>'}: schema is not a record"
-                    )
-                out.append(record)
-                if len(out) >= chunk_rows:
-                    yield out
-                    out = []
-        except (CorruptFile, StorageError):
-            raise
-        except Exception as exc:  # fastavro raises assorted types on bad bytes
-            raise CorruptFile(
-                f"cannot decode Avro data block in {self.file_path or '<memory>'}: {exc}"
-            ) from exc
-        if out:
-            yield out
+        for payloads in self._payload_chunks(chunk_rows, storage):
+            yield self._fastavro_records(payloads, writer, reader)
 
     def records(self, reader_schema: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Decode every record with the SCHEMA header (optionally resolved to ``reader_schema``).
@@ -456,8 +464,16 @@ class AvroDataBlock(LogBlock):
         """
         if not self.schema_json:
             raise CorruptFile(f"Avro data block in {self.file_path or '<memory>'} has no SCHEMA header")
-        schema = avro_to_arrow(parse_avro_schema(self.schema_json))
-        for chunk in self._record_chunks(None, chunk_rows, storage):
+        writer_schema = parse_avro_schema(self.schema_json)
+        schema = avro_to_arrow(writer_schema)
+        columnar = covers(writer_schema)
+        writer = _parsed_avro(self.schema_json)
+        for payloads in self._payload_chunks(chunk_rows, storage):
+            table = decode_records(payloads, writer_schema, schema) if columnar else None
+            if table is not None:
+                yield table
+                continue
+            chunk = self._fastavro_records(payloads, writer, None)
             try:
                 yield pa.Table.from_pylist(chunk, schema=schema)
             except (pa.ArrowException, TypeError, ValueError) as exc:

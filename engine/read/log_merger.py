@@ -49,8 +49,8 @@ records alone still exceed it, the slice spills (:class:`SpilledLogRecords`): a 
 ``hudi-merge-*`` is created under ``hoodie.memory.spillable.map.path``, the records folded so far and every
 remaining block are split by :func:`stable_key_hash` of the record key into K partitions written as Arrow
 IPC files, and the merge then runs per group of partitions (about half the limit of spilled bytes each):
-fold the group's pieces in log order, stream the base file keeping only the group's keys, append the
-group's log-only records. The result has the same rows as the in-memory merge (grouped by partition, so in
+fold the group's pieces in log order, stream back the group's base rows (the base file is split by group
+onto disk once, before the first group), append the group's log-only records. The result has the same rows as the in-memory merge (grouped by partition, so in
 another order — the in-memory path does not keep base order either). The folder is removed when the merge
 ends, fails or is closed. Costs: the base file is read once per group; log records are written and read
 back once. Limits: one decoded log block is held whole while it is partitioned, and a single partition
@@ -410,6 +410,8 @@ class LogRecordBuffer:
     settings: MergeSettings
     context: str = ""
     _tables: list[pa.Table] = field(default_factory=list)
+    _tables_nbytes: int = 0
+    """Sum of ``nbytes`` of ``_tables``, kept as they change (summing per check is quadratic)."""
     _state: pa.Table | None = None
     _ordering_type: pa.DataType | None = None
     _keys: _Keys | None = None
@@ -519,6 +521,7 @@ class LogRecordBuffer:
         new_wins = pc.invert(keep_old)
         src = len(self._tables)
         self._tables.append(data)
+        self._tables_nbytes += data.nbytes
         add = self._state_rows(pc.filter(new_keys, new_wins), False, src, pc.filter(winners, new_wins),
                                pc.filter(new_ordering, new_wins) if new_ordering is not None else None)
         remove = pc.filter(index, pc.and_(matched, new_wins))
@@ -575,7 +578,7 @@ class LogRecordBuffer:
     def nbytes(self) -> int:
         """Bytes of Arrow memory held (block rows + key index)."""
         assert self._state is not None
-        return sum(t.nbytes for t in self._tables) + self._state.nbytes
+        return self._tables_nbytes + self._state.nbytes
 
     def over_limit(self) -> bool:
         """Whether the held records exceed ``hoodie.memory.merge.max.size`` (0 or less = unlimited)."""
@@ -617,6 +620,7 @@ class LogRecordBuffer:
         rows_index = pa.array(np.arange(records.num_rows, dtype=np.int64))
         renumbered = renumbered.set_column(renumbered.schema.get_field_index("r"), "r", rows_index)
         self._tables = [combined.combine_chunks()]
+        self._tables_nbytes = self._tables[0].nbytes
         self._state = pa.concat_tables([renumbered, deletes]).combine_chunks()
 
     # -------------------------------------------------------------- result
@@ -689,7 +693,7 @@ def _delete_arrays(deletes: Sequence[DeleteRecord], ordering_type: pa.DataType |
 _HASH_MULTIPLIER = np.uint64(0x100000001B3)
 
 
-_HASH_CHUNK_KEYS = 16384
+_HASH_CHUNK_KEYS = 4096
 """Keys hashed at a time: the vectorized hash needs about 40 bytes of temporaries per key byte."""
 
 
@@ -746,8 +750,10 @@ _MAX_SPILL_PARTITIONS = 4096
 class _Segment:
     seq: int
     partition: int
+    """Hash partition of log pieces; pass (partition group) number of base pieces."""
     path: str
-    is_delete: bool
+    kind: str
+    """``data`` or ``del`` (log records), ``base`` (base-file rows)."""
     nbytes: int
 
 
@@ -761,7 +767,9 @@ class SpilledLogRecords:
     ``hoodie.memory.spillable.map.path``. Partitions are key-disjoint, so folding each partition's pieces in
     log order (``seq``) with a :class:`LogRecordBuffer` yields exactly the in-memory fold restricted to its
     keys. :meth:`passes` groups partitions so that each group's spilled bytes stay within half the memory
-    limit; :meth:`fold` loads one group.
+    limit; :meth:`fold` loads one group. Base-file rows are spilled the same way, split by group
+    (``<seq>-<group>.base.arrow``, :meth:`add_base`), and streamed back one piece at a time
+    (:meth:`base_of_pass`).
 
     Args:
         spill_root: ``hoodie.memory.spillable.map.path`` (None = system temp dir); created if missing.
@@ -802,39 +810,76 @@ class SpilledLogRecords:
         """Partition number (int64 numpy array) of each key."""
         return (stable_key_hash(keys) % np.uint64(self.partitions)).astype(np.int64)
 
-    def _write(self, table: pa.Table, keys: pa.Array, is_delete: bool) -> None:
+    def _write(self, table: pa.Table, parts: np.ndarray, buckets: int, kind: str) -> None:
+        """Write ``table``'s rows split by ``parts`` (bucket number per row, ``buckets`` in all)."""
         seq = self._seq
         self._seq += 1
         if table.num_rows == 0:
             return
-        parts = self.partition_of(keys)
         order = np.argsort(parts, kind="stable")
-        counts = np.bincount(parts, minlength=self.partitions)
+        counts = np.bincount(parts, minlength=buckets)
         ordered = table.take(pa.array(order)).combine_chunks()
         start = 0
-        suffix = "del" if is_delete else "data"
-        for partition in np.nonzero(counts)[0]:
-            count = int(counts[partition])
+        for bucket in np.nonzero(counts)[0]:
+            count = int(counts[bucket])
             piece = ordered.slice(start, count)
             start += count
-            path = os.path.join(self.directory, f"{seq:08d}-{int(partition):05d}.{suffix}.arrow")
+            path = os.path.join(self.directory, f"{seq:08d}-{int(bucket):05d}.{kind}.arrow")
             try:
                 with pa.OSFile(path, "wb") as sink, ipc.new_file(sink, piece.schema) as writer:
                     writer.write_table(piece)
             except OSError as exc:
                 raise StorageError(f"{self.context}: cannot write merge spill file {path}: {exc}") from exc
             nbytes = piece.nbytes
-            self.partition_bytes[partition] += nbytes
-            self.segments.append(_Segment(seq, int(partition), path, is_delete, nbytes))
+            if kind != "base":
+                self.partition_bytes[bucket] += nbytes
+            self.segments.append(_Segment(seq, int(bucket), path, kind, nbytes))
 
     def add_data(self, data: pa.Table, keys: pa.Array) -> None:
         """Spill a data block's rows (work schema) with their record keys (aligned)."""
-        self._write(data, keys, False)
+        self._write(data, self.partition_of(keys), self.partitions, "data")
 
     def add_deletes(self, keys: pa.Array, ordering: pa.Array | None) -> None:
         """Spill a delete block (:func:`_delete_arrays`)."""
         arrays = [keys] if ordering is None else [keys, ordering]
-        self._write(pa.Table.from_arrays(arrays, schema=self._delete_schema), keys, True)
+        self._write(pa.Table.from_arrays(arrays, schema=self._delete_schema), self.partition_of(keys),
+                    self.partitions, "del")
+
+    def add_base(self, base: pa.Table, keys: pa.Array, groups: list[np.ndarray]) -> None:
+        """Spill base-file rows (work schema) with their record keys (aligned), split by the pass of
+        ``groups`` (:meth:`passes`, computed once every log record is spilled) their key falls into, so
+        each pass reads back only its own base rows (:meth:`base_of_pass`)."""
+        pass_of = np.empty(self.partitions, dtype=np.int64)
+        for number, group in enumerate(groups):
+            pass_of[group] = number
+        self._write(base, pass_of[self.partition_of(keys)], len(groups), "base")
+
+    def _read(self, piece: _Segment) -> pa.Table:
+        try:
+            with pa.OSFile(piece.path, "rb") as source:
+                return ipc.open_file(source).read_all()
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise StorageError(f"{self.context}: cannot read merge spill file {piece.path}: {exc}") from exc
+
+    def base_of_pass(self, number: int, batch_rows: int) -> Iterator[pa.Table]:
+        """The spilled base rows of pass ``number`` (:meth:`add_base`) in base-file order, pieces joined up to
+        ``batch_rows`` rows (the combine builds one key lookup per table, so fewer, larger tables).
+
+        Raises:
+            StorageError: a spill file cannot be read.
+        """
+        pending: list[pa.Table] = []
+        rows = 0
+        for piece in self.segments:
+            if piece.kind == "base" and piece.partition == number:
+                table = self._read(piece)
+                pending.append(table)
+                rows += table.num_rows
+                if rows >= batch_rows:
+                    yield pa.concat_tables(pending)
+                    pending, rows = [], 0
+        if pending:
+            yield pa.concat_tables(pending)
 
     def passes(self) -> list[np.ndarray]:
         """Partition groups to merge one at a time (int64 arrays of partition numbers, together all K):
@@ -860,16 +905,13 @@ class SpilledLogRecords:
             CorruptFile, SchemaMismatch: as :meth:`LogRecordBuffer.add_data`.
         """
         wanted = set(int(p) for p in group)
-        pieces = sorted((s for s in self.segments if s.partition in wanted), key=lambda s: (s.seq, s.partition))
+        pieces = sorted((s for s in self.segments if s.kind != "base" and s.partition in wanted),
+                        key=lambda s: (s.seq, s.partition))
         self.largest_pass_bytes = max(self.largest_pass_bytes, sum(s.nbytes for s in pieces))
         buffer = LogRecordBuffer(self.schema, self.settings, self.context)
         for piece in pieces:
-            try:
-                with pa.OSFile(piece.path, "rb") as source:
-                    table = ipc.open_file(source).read_all()
-            except (OSError, pa.ArrowInvalid) as exc:
-                raise StorageError(f"{self.context}: cannot read merge spill file {piece.path}: {exc}") from exc
-            if piece.is_delete:
+            table = self._read(piece)
+            if piece.kind == "del":
                 ordering = table.column("o").combine_chunks() if "o" in table.column_names else None
                 buffer.apply_deletes(table.column("k").combine_chunks(), ordering)
             else:
@@ -1001,12 +1043,12 @@ def merge_file_slice(
     payload rules) batch by batch, then log-only records.
 
     When the decoded log records exceed ``settings.max_memory_bytes`` they are spilled
-    (:class:`SpilledLogRecords`) and the merge runs once per partition group: the group's log records are
-    folded from disk, the base file is streamed again keeping only rows whose key hashes into the group, and
-    the group's log-only records follow. Same rows as the in-memory merge; the order differs (grouped by
-    hash partition). I/O cost of a spilled merge: the log blocks are read once and their records written
-    and read back once as Arrow IPC; the base file is read once per group (≈ decoded log bytes /
-    (limit / 2) times). The spill folder is removed when the generator finishes, fails or is closed.
+    (:class:`SpilledLogRecords`) and the merge runs once per partition group: the base file's rows are first
+    split by group onto disk, then for each group its log records are folded from disk, its base rows
+    streamed back and combined, and its log-only records follow. Same rows as the in-memory merge; the order
+    differs (grouped by hash partition). I/O cost of a spilled merge, linear in the slice: the log blocks
+    and the base file are each read once, and their records written and read back once as Arrow IPC. The
+    spill folder is removed when the generator finishes, fails or is closed.
 
     Args:
         storage: table storage.
@@ -1035,18 +1077,22 @@ def merge_file_slice(
     spill = folded
     try:
         keys_of = _Keys(settings)
-        for group in spill.passes():
-            in_group = np.zeros(spill.partitions, dtype=bool)
-            in_group[group] = True
+        groups = spill.passes()
+        if base_file is not None and len(groups) > 1:
+            # Split the base rows by pass once (linear), rather than reading the base file every pass.
+            for batch in _base_batches(storage, base_file, schema, batch_rows):
+                spill.add_base(batch, keys_of(batch, base_file), groups)
+                del batch
+        for number, group in enumerate(groups):
             merged = spill.fold(group)
             base: Iterator[pa.Table] | None = None
             if base_file is not None:
-                base = (b.filter(pa.array(in_group[spill.partition_of(keys_of(b, base_file))]))
-                        for b in _base_batches(storage, base_file, schema, batch_rows))
+                base = (spill.base_of_pass(number, batch_rows) if len(groups) > 1
+                        else _base_batches(storage, base_file, schema, batch_rows))
             yield from _combine_with_base(base, base_file or "", merged, settings, event_time)
             del merged
         logger.debug("%s: spilled merge done, %d group(s), largest group %d bytes", context,
-                     len(spill.passes()), spill.largest_pass_bytes)
+                     len(groups), spill.largest_pass_bytes)
     finally:
         spill.cleanup()
 

@@ -427,10 +427,20 @@ def test_spilled_merge_matches_in_memory_merge(logs: Logs, tmp_path: Any, payloa
         return fold(self, group)
 
     monkeypatch.setattr(log_merger.SpilledLogRecords, "fold", watching_fold)
+    base_reads: list[str] = []
+    base_batches = log_merger._base_batches
+
+    def counting_base_batches(storage: Any, path: str, *args: Any) -> Any:
+        base_reads.append(path)
+        return base_batches(storage, path, *args)
+
+    monkeypatch.setattr(log_merger, "_base_batches", counting_base_batches)
     with caplog.at_level(logging.INFO, logger="engine.read.log_merger"):
         spilled = logs.read(tweak, options=spill_options(spill_root))
     assert "spilling to" in caplog.text
     assert len(seen) > 3  # several groups, each merged separately
+    # Linear: each base file is read once, split by group on disk, however many groups there are.
+    assert base_reads and len(base_reads) == len(set(base_reads))
     assert all(len(s) == 1 for s in seen)  # one private folder under the configured path during the merge
     assert spill_dirs(spill_root) == []  # removed afterwards
     assert canon(list(spilled.values())) == canon(list(expected.values()))
