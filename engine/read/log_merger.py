@@ -909,13 +909,28 @@ class SpilledLogRecords:
                         key=lambda s: (s.seq, s.partition))
         self.largest_pass_bytes = max(self.largest_pass_bytes, sum(s.nbytes for s in pieces))
         buffer = LogRecordBuffer(self.schema, self.settings, self.context)
+        # Consecutive data pieces are folded as one table: within a table the later row wins on equal
+        # ordering values, exactly as a later piece does, and one key lookup per run instead of one per
+        # piece keeps the fold linear in the group's size.
+        run: list[pa.Table] = []
+        where = ""
+
+        def fold_run() -> None:
+            if run:
+                buffer.add_data(pa.concat_tables(run), where)
+                run.clear()
+
         for piece in pieces:
             table = self._read(piece)
             if piece.kind == "del":
+                fold_run()
                 ordering = table.column("o").combine_chunks() if "o" in table.column_names else None
                 buffer.apply_deletes(table.column("k").combine_chunks(), ordering)
             else:
-                buffer.add_data(table, f"{self.context} spill file {piece.path}")
+                if not run:
+                    where = f"{self.context} spill file {piece.path}"
+                run.append(table)
+        fold_run()
         return buffer.finish()
 
     def cleanup(self) -> None:
@@ -924,6 +939,9 @@ class SpilledLogRecords:
         if os.path.exists(self.directory):
             logger.warning("%s: could not remove merge spill folder %s", self.context, self.directory)
 
+
+_UNLIMITED_RUN_BYTES = 64 * 1024 * 1024
+"""Decoded log bytes folded at a time when ``hoodie.memory.merge.max.size`` is unlimited (≤ 0)."""
 
 _DECODE_CHUNK_ROWS = 8192
 """Records decoded from an Avro data block at a time while folding (bounds the Python objects alive)."""
@@ -957,6 +975,28 @@ def _log_units(storage: Storage, blocks: Sequence[LogBlock]) -> Iterator[_Unit]:
         del block, tables
 
 
+@dataclass
+class _Run:
+    """Consecutive decoded data chunks waiting to be folded as one table (same schema)."""
+
+    tables: list[pa.Table] = field(default_factory=list)
+    nbytes: int = 0
+    where: str = ""
+
+    def add(self, table: pa.Table, where: str) -> None:
+        if not self.tables:
+            self.where = where
+        self.tables.append(table)
+        self.nbytes += table.nbytes
+
+    def fold_into(self, buffer: LogRecordBuffer) -> None:
+        if self.tables:
+            buffer.add_data(self.tables[0] if len(self.tables) == 1 else pa.concat_tables(self.tables),
+                            self.where)
+            self.tables = []
+            self.nbytes = 0
+
+
 def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, settings: MergeSettings,
               context: str) -> MergedLogRecords | SpilledLogRecords:
     """Fold ``blocks`` in memory, switching to :class:`SpilledLogRecords` when the live records exceed
@@ -972,22 +1012,34 @@ def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, s
     buffer = LogRecordBuffer(schema, settings, context, spill_allowed=True)
     decoded = encoded = seen = 0.0
     spilled = False
+    limit = settings.max_memory_bytes
+    # Decoded chunks are folded in runs of up to an eighth of the limit: each fold looks up every key
+    # held so far, so folding 8,192-record chunks one by one would be quadratic in the log size.
+    run_cap = max(1, limit // 8) if limit > 0 else _UNLIMITED_RUN_BYTES
+    run = _Run()
     units = _log_units(storage, blocks)
     for where, payload, size in units:
         if isinstance(payload, pa.Table):
             decoded += payload.nbytes
             encoded += size
-            buffer.add_data(payload, where)
+            if run.tables and payload.schema != run.tables[0].schema:
+                run.fold_into(buffer)  # another writer schema: conformed separately
+            run.add(payload, where)
+            if run.nbytes >= run_cap:
+                run.fold_into(buffer)
         else:
+            run.fold_into(buffer)
             buffer.add_deletes(payload, where)
         seen += size
         del payload
         if buffer.over_limit():
             spilled = True
             break
+    run.fold_into(buffer)
+    if not spilled and buffer.over_limit():
+        spilled = True
     if not spilled:
         return buffer.finish()
-    limit = settings.max_memory_bytes
     ratio = decoded / encoded if encoded else 4.0
     remaining = max(0.0, sum(b.encoded_size for b in blocks) - seen)
     estimate = buffer.nbytes() + ratio * remaining
