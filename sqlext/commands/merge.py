@@ -194,11 +194,12 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
     key_exprs = [F.expr(key_sources[k]).cast(types[k.lower()]).alias(k) for k in key_fields]
     aliased = source.alias(source_alias)
     probe = aliased.select(F.struct(*[F.col(quote(c)) for c in source.columns]).alias("__src"), *key_exprs)
-    # Evaluated twice below (its keys, then the join) unless cached: caching costs more than rereading a
-    # deterministic source whose keys Spark computes, but a Python key pass or a non-deterministic source
-    # (whose two evaluations could disagree) is computed once.
-    cache_source = (not keys_computed_in_spark(probe, table, conf, data_schema, with_partition=False)
-                    or not _deterministic(probe))
+    # With the key index as target side the source is evaluated twice (its keys, then the join) unless
+    # cached: caching costs more than rereading a deterministic source whose keys Spark computes, but a
+    # Python key pass or a non-deterministic source (whose two evaluations could disagree) is computed once.
+    cache_source = not needs_target_rows and (
+        not keys_computed_in_spark(probe, table, conf, data_schema, with_partition=False)
+        or not _deterministic(probe))
     probe = add_keys(probe, table, conf, data_schema, with_partition=False)
     src = probe.select("__src.*", F.col(RECORD_KEY).alias("__sqlext_source_key"))
     if cache_source:
