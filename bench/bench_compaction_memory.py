@@ -2,15 +2,20 @@
 
 Builds two merge-on-read tables from the 1995 rows of TPC-H lineitem (about 910k rows): ``li95`` with two
 file groups, ``li95_single`` with one (twice the rows and log of li95's). Updates every row (one large log
-per file group), schedules a compaction, then runs the compaction task of the largest file group (``engine.services.compaction.compact_operation``, the code a Spark task runs) in a fresh Python
-process per setting, sampling that process's RSS and Arrow memory pool every 5 ms. The baseline is the RSS
-just before the task, with the libraries a Spark Python worker has loaded (pyarrow, pandas). Reported per
-setting: peak RSS above the baseline, the Arrow pool's peak, seconds, whether the merge spilled and the
-largest partition group folded in memory.
+per file group), schedules a compaction, then runs the compaction task of the largest file group
+(``engine.services.compaction.compact_operation``, the code a Spark task runs) in a fresh Python process per
+setting, with the environment sqlext gives Spark Python workers (``spark.executorEnv.*``), sampling that
+process's RSS and Arrow memory pool every 5 ms. The baseline is the RSS just before the task, with the
+libraries a Spark Python worker has loaded (pyarrow, pandas). Reported per setting: peak RSS above the
+baseline, the Arrow pool's peak, seconds, whether the merge spilled and the largest partition group folded
+in memory.
 
-The task holds, besides the log records (bounded by ``merge.max.size``), the new file's pending row group
-(up to ``hoodie.parquet.block.size`` of Arrow data, 120 MB by default, as parquet-mr buffers a row group
-for Hudi) and one base-file batch; the ``_block_`` settings shrink the row group too.
+Besides the log records (bounded by ``merge.max.size``), a task holds what any rewrite of the base file
+holds: one decoded row group of the base file (pyarrow decodes a row group whole) and the new file's pending
+row group (up to ``hoodie.parquet.block.size`` of Arrow data, 120 MB by default, as parquet-mr buffers a
+row group for Hudi). ``*_rewrite_only*`` measures that floor: the same task with the log files left out of
+the operation. ``merge_added_mb`` is a setting's peak minus the floor at the same block size: the memory the
+log merge costs, which ``merge.max.size`` bounds. The ``_block_`` settings shrink the row group too.
 
 A bounded merge shows as the same peak for both tables at the same settings.
 
@@ -21,6 +26,7 @@ Usage: ``python bench/bench_compaction_memory.py --data bench/data/sf1 [--limits
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -42,12 +48,15 @@ from engine.table import Table
 from engine.write.handles import TaskIdentity
 from engine.services.compaction import compact_operation
 
-location, instant, file_id, limit, spill, attempt, block = sys.argv[1:8]
+location, instant, file_id, limit, spill, attempt, block, logs = sys.argv[1:9]
 table = Table.load(location)
 conf = table.config.overlay({"hoodie.memory.merge.max.size": limit, "hoodie.memory.spillable.map.path": spill,
                              **({"hoodie.parquet.block.size": block} if block != "default" else {})})
 ctx = compaction_context(table, instant, conf)
 op = next(o for o in read_plan(table, instant) if o.file_id == file_id)
+if logs == "without-logs":  # the same base file rewritten, no log to merge: the task's floor
+    import dataclasses
+    op = dataclasses.replace(op, log_file_names=())
 process = psutil.Process()
 baseline = process.memory_info().rss
 peak = baseline
@@ -89,13 +98,23 @@ def _largest_operation(location: str) -> tuple[str, Any]:
     return instant, max(operations, key=lambda o: float(o.metrics.get("TOTAL_LOG_FILES_SIZE", 0)))
 
 
+def _worker_environment() -> dict[str, str]:
+    """This process's environment plus the ``spark.executorEnv.*`` variables sqlext's sessions give Spark
+    Python workers (the environment a compaction task runs in)."""
+    from sqlext.session import session_conf
+
+    prefix = "spark.executorEnv."
+    extra = {k[len(prefix):]: v for k, v in session_conf(Path.cwd()).items() if k.startswith(prefix)}
+    return {**os.environ, **extra}
+
+
 def _run_task(work: Path, location: str, instant: str, file_id: str, limit_mb: int, block: str,
-              attempt: int) -> dict[str, Any]:
+              attempt: int, logs: str = "with-logs") -> dict[str, Any]:
     spill = work / f"spill{attempt}"
     spill.mkdir()
     out = subprocess.run(
         [sys.executable, "-c", TASK, location, instant, file_id, str(limit_mb * 2**20), str(spill),
-         str(attempt), block], capture_output=True, text=True, check=True)
+         str(attempt), block, logs], capture_output=True, text=True, check=True, env=_worker_environment())
     measured: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     measured["spilled"] = "spilling to" in out.stderr
     group = re.search(r"largest group (\d+) bytes", out.stderr)
@@ -131,9 +150,17 @@ def run(data: Path, work: Path, limits_mb: str, small_blocks_mb: str) -> dict[st
         settings = [(int(x), "default") for x in limits_mb.split(",")] if name == "li95" else \
             [(int(limits_mb.split(",")[0]), "default")]
         settings += [(int(x), str(int(x) * 2**20)) for x in small_blocks_mb.split(",") if x]
+        floors: dict[str, float] = {}
+        for block in dict.fromkeys(block for _, block in settings):
+            attempt += 1
+            suffix = "" if block == "default" else f"_block_{int(block) >> 20}mb"
+            measured = _run_task(work, location, instant, largest.file_id, 16, block, attempt, "without-logs")
+            results["tasks"][f"{name}_rewrite_only{suffix}"] = measured
+            floors[block] = measured["peak_above_baseline_mb"]
         for limit_mb, block in settings:
             attempt += 1
             measured = _run_task(work, location, instant, largest.file_id, limit_mb, block, attempt)
+            measured["merge_added_mb"] = round(measured["peak_above_baseline_mb"] - floors[block], 1)
             suffix = "" if block == "default" else f"_block_{int(block) >> 20}mb"
             results["tasks"][f"{name}_merge_max_{limit_mb}mb{suffix}"] = measured
     return results

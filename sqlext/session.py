@@ -52,6 +52,9 @@ def session_conf(warehouse: Path, master: str | None = None) -> dict[str, str]:
         "spark.sql.sources.partitionOverwriteMode": "static",
         # Larger Arrow batches between the JVM and the write/read tasks: fewer per-batch overheads.
         "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
+        # Python workers allocate Arrow buffers with the system allocator: it hands freed pages back, where
+        # jemalloc keeps ~70 MB of them per compaction task (engine.services.compaction.returning_memory_pool).
+        "spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL": "system",
     }
     conf.update(jvm.spark_conf())
     return conf

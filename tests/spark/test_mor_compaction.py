@@ -111,3 +111,27 @@ def test_inline_compaction_after_enough_delta_commits(session: Session, table_na
                    if i.action == "commit" and table.commit_metadata(i).compacted]
     assert len(compactions) == 1
     assert state(session, table_name, location) == [(1, "a4"), (2, "b2"), (3, "c2")]
+
+
+def test_compaction_tasks_allocate_arrow_buffers_from_the_system_allocator(session: Session) -> None:
+    """Python workers of sqlext's sessions use the system allocator (it returns freed pages, jemalloc keeps
+    them: bench_compaction_memory), and a compaction task switches to it even where the worker does not."""
+    import pyarrow as pa
+
+    from engine.services.compaction import returning_memory_pool
+
+    def backend(batches):  # type: ignore[no-untyped-def]
+        import pyarrow as pa
+
+        for _ in batches:
+            yield pa.RecordBatch.from_pydict({"pool": [pa.default_memory_pool().backend_name]})
+
+    rows = session.spark.range(2).mapInArrow(backend, "pool string").collect()
+    assert {r["pool"] for r in rows} == {"system"}
+
+    before = pa.default_memory_pool().backend_name
+    with returning_memory_pool():
+        assert pa.default_memory_pool().backend_name == "system"
+        buffer = pa.array(range(1000))
+    assert pa.default_memory_pool().backend_name == before
+    assert buffer.sum().as_py() == 499500
