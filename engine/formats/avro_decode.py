@@ -35,11 +35,12 @@ class _Malformed(Exception):
 class _Cursor:
     """The byte buffer of a chunk of records and the read position of each record (``pos``, int64)."""
 
-    def __init__(self, data: bytes, lengths: np.ndarray) -> None:
-        self.buf = np.frombuffer(data + _PADDING, dtype=np.uint8)
+    def __init__(self, data: bytes | memoryview, starts: np.ndarray, lengths: np.ndarray) -> None:
         self.size = len(data)
-        self.ends = np.cumsum(lengths, dtype=np.int64)
-        self.pos = self.ends - lengths
+        self.buf = np.zeros(self.size + len(_PADDING), dtype=np.uint8)
+        self.buf[:self.size] = np.frombuffer(data, dtype=np.uint8)
+        self.pos = starts.astype(np.int64, copy=True)
+        self.ends = self.pos + lengths
 
     def varints(self, rows: np.ndarray | None) -> np.ndarray:
         """Zigzag varints (int64) at the positions of ``rows`` (all when None), advancing them."""
@@ -221,10 +222,28 @@ def decode_records(payloads: Sequence[bytes | memoryview], schema: Mapping[str, 
         A table of ``len(payloads)`` rows, or None when a field type or value is outside what this module
         covers or the bytes do not decode cleanly (module docstring).
     """
+    lengths = np.fromiter((len(p) for p in payloads), dtype=np.int64, count=len(payloads))
+    starts = np.zeros(len(payloads), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    return decode_spans(b"".join(payloads), starts, lengths, schema, arrow_schema)
+
+
+def decode_spans(data: bytes | memoryview, starts: np.ndarray, lengths: np.ndarray, schema: Mapping[str, Any],
+                 arrow_schema: pa.Schema) -> pa.Table | None:
+    """:func:`decode_records` of records that lie in one buffer (as in a log block's content, between
+    their length prefixes): record ``i`` is ``data[starts[i]:starts[i] + lengths[i]]``.
+
+    Args:
+        data: the bytes holding the records.
+        starts, lengths: int64 arrays, one entry per record, within ``data``.
+        schema, arrow_schema: as :func:`decode_records`.
+
+    Returns:
+        As :func:`decode_records`.
+    """
     if schema.get("type") != "record" or len(schema.get("fields", [])) != len(arrow_schema):
         return None
-    lengths = np.fromiter((len(p) for p in payloads), dtype=np.int64, count=len(payloads))
-    cursor = _Cursor(b"".join(payloads), lengths)
+    cursor = _Cursor(data, starts, lengths)
     columns: list[pa.Array] = []
     try:
         for field, arrow_field in zip(schema["fields"], arrow_schema, strict=True):

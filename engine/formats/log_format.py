@@ -37,11 +37,12 @@ from functools import cache
 from typing import Any, ClassVar
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine.errors import CorruptFile, SchemaMismatch, StorageError, UnsupportedTable
-from engine.formats.avro_decode import covers, decode_records
+from engine.formats.avro_decode import covers, decode_spans
 from engine.formats.avro_encode import encode_rows, frame_records
 from engine.formats.avro_schema import avro_to_arrow, parse_avro_schema
 from engine.formats.conform import conform_table
@@ -174,6 +175,20 @@ class _ContentReader:
         self._buffer = memoryview(chunk)
         self._start = pos
         return self._buffer[:length]
+
+    def window(self, pos: int, min_length: int) -> memoryview:
+        """The content bytes buffered from content offset ``pos`` on, at least ``min_length`` of them (read
+        from the file when fewer are buffered); valid until the next :meth:`view` or :meth:`window`.
+
+        Raises:
+            CorruptFile: the content ends before ``pos + min_length``.
+            StorageError: the file cannot be read.
+        """
+        rel = pos - self._start
+        if not (0 <= rel and rel + min_length <= len(self._buffer)):
+            self.view(pos, min_length)
+            rel = 0
+        return self._buffer[rel:]
 
     def __enter__(self) -> _ContentReader:
         return self
@@ -368,10 +383,23 @@ class AvroDataBlock(LogBlock):
                               "on disk by a lazy read and no storage was given to read it")
         return _ContentReader.of_file(storage, self.file_path, self.content_offset, self.content_length)
 
-    def _payloads(self, storage: Storage | None = None) -> Iterator[memoryview]:
+    def _record_spans(self, chunk_rows: int, storage: Storage | None = None
+                      ) -> Iterator[tuple[memoryview, np.ndarray, np.ndarray]]:
+        """The records of the content (version 3: a record count, then per record a big-endian int32 length
+        and the record's bytes) in chunks of at most ``chunk_rows``: ``(data, starts, lengths)``, the bytes
+        holding the chunk's records and each record's offset in them and length (int64 arrays). ``data``
+        is valid until the next chunk is taken.
+
+        Raises:
+            CorruptFile: no content version; a record length that is negative or runs past the content; fewer
+                records than the count says.
+            StorageError: the log file cannot be read.
+        """
         where = self.file_path or "<memory>"
+        unpack = _I32.unpack_from
         with self._content(storage) as data:
-            if data.total < 4:
+            total = data.total
+            if total < 4:
                 raise CorruptFile(f"Avro data block in {where} has no content version")
             (version,) = _I32.unpack(data.view(0, 4))
             pos = 4
@@ -380,16 +408,42 @@ class AvroDataBlock(LogBlock):
                 (count,) = _I32.unpack(data.view(pos, 4))
                 pos += 4
             seen = 0
-            while pos + 4 <= data.total and (count < 0 or seen < count):
-                (length,) = _I32.unpack(data.view(pos, 4))
-                pos += 4
-                if length < 0 or pos + length > data.total:
+            chunk_bytes = 4  # bytes a whole chunk is expected to take (from the records read so far)
+            while pos + 4 <= total and (count < 0 or seen < count):
+                window = data.window(pos, min(chunk_bytes, total - pos))
+                (length,) = unpack(window, 0)
+                if length < 0 or pos + 4 + length > total:
                     raise CorruptFile(f"Avro data block in {where}: record {seen} runs past the content")
-                yield data.view(pos, length)
-                pos += length
-                seen += 1
+                if 4 + length > len(window):
+                    window = data.window(pos, 4 + length)
+                wanted = chunk_rows if count < 0 else min(chunk_rows, count - seen)
+                limit = len(window)
+                starts: list[int] = []
+                lengths: list[int] = []
+                offset = 0
+                while len(starts) < wanted and offset + 4 <= limit:
+                    (length,) = unpack(window, offset)
+                    if length < 0 or pos + offset + 4 + length > total:
+                        raise CorruptFile(f"Avro data block in {where}: record {seen + len(starts)} runs past "
+                                          "the content")
+                    if offset + 4 + length > limit:
+                        break
+                    starts.append(offset + 4)
+                    lengths.append(length)
+                    offset += 4 + length
+                yield (window[:offset], np.array(starts, dtype=np.int64), np.array(lengths, dtype=np.int64))
+                # A window that would cut the next chunk short is read afresh from the chunk's start, so
+                # chunks stay whole (up to the window size).
+                chunk_bytes = min(CONTENT_WINDOW_BYTES, offset * chunk_rows // len(starts) + offset // 8 + 4)
+                seen += len(starts)
+                pos += offset
             if count >= 0 and seen != count:
                 raise CorruptFile(f"Avro data block in {where}: {seen} of {count} records")
+
+    def _payloads(self, storage: Storage | None = None) -> Iterator[memoryview]:
+        for data, starts, lengths in self._record_spans(1 << 16, storage):
+            for start, length in zip(starts.tolist(), lengths.tolist(), strict=True):
+                yield data[start:start + length]
 
     def record_count_from(self, storage: Storage | None = None) -> int:
         """Number of records from the content header, reading just that header when a lazy read left the
@@ -409,14 +463,9 @@ class AvroDataBlock(LogBlock):
         return self.record_count_from(None)
 
     def _payload_chunks(self, chunk_rows: int, storage: Storage | None = None) -> Iterator[list[memoryview]]:
-        out: list[memoryview] = []
-        for payload in self._payloads(storage):
-            out.append(payload)
-            if len(out) >= chunk_rows:
-                yield out
-                out = []
-        if out:
-            yield out
+        for data, starts, lengths in self._record_spans(chunk_rows, storage):
+            yield [data[start:start + length] for start, length in zip(starts.tolist(), lengths.tolist(),
+                                                                      strict=True)]
 
     def _fastavro_records(self, payloads: list[memoryview], writer: Any, reader: Any) -> list[dict[str, Any]]:
         where = self.file_path or "<memory>"
@@ -468,11 +517,13 @@ class AvroDataBlock(LogBlock):
         schema = avro_to_arrow(writer_schema)
         columnar = covers(writer_schema)
         writer = _parsed_avro(self.schema_json)
-        for payloads in self._payload_chunks(chunk_rows, storage):
-            table = decode_records(payloads, writer_schema, schema) if columnar else None
+        for data, starts, lengths in self._record_spans(chunk_rows, storage):
+            table = decode_spans(data, starts, lengths, writer_schema, schema) if columnar else None
             if table is not None:
                 yield table
                 continue
+            payloads = [data[start:start + length] for start, length in zip(starts.tolist(), lengths.tolist(),
+                                                                            strict=True)]
             chunk = self._fastavro_records(payloads, writer, None)
             try:
                 yield pa.Table.from_pylist(chunk, schema=schema)

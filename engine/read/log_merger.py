@@ -745,6 +745,9 @@ def stable_key_hash(keys: pa.Array) -> np.ndarray:
 
 _MAX_SPILL_PARTITIONS = 4096
 
+_SPILL_WRITE_BUFFER = 1024 * 1024
+"""Bytes buffered per spill file write (the IPC writer issues one write per Arrow buffer otherwise)."""
+
 
 @dataclass
 class _Segment:
@@ -755,6 +758,8 @@ class _Segment:
     kind: str
     """``data`` or ``del`` (log records), ``base`` (base-file rows)."""
     nbytes: int
+    batch: int
+    """Index of the piece's record batch in its file."""
 
 
 class SpilledLogRecords:
@@ -762,14 +767,14 @@ class SpilledLogRecords:
     ``ExternalSpillableMap`` / ``BitCaskDiskMap``, FORMAT.md §5.6 memory).
 
     Every data block (conformed to the work schema) and delete block (keys + ordering values) is split by
-    ``stable_key_hash(record key) % partitions`` and each non-empty piece written as one Arrow IPC file
-    ``<seq>-<partition>.{data,del}.arrow`` in a private folder ``hudi-merge-*`` created under
-    ``hoodie.memory.spillable.map.path``. Partitions are key-disjoint, so folding each partition's pieces in
+    ``stable_key_hash(record key) % partitions`` and written as one Arrow IPC file
+    ``<seq>.{data,del}.arrow``, one record batch per non-empty partition piece (read back by batch index),
+    in a private folder ``hudi-merge-*`` created under ``hoodie.memory.spillable.map.path``. Partitions
+    are key-disjoint, so folding each partition's pieces in
     log order (``seq``) with a :class:`LogRecordBuffer` yields exactly the in-memory fold restricted to its
     keys. :meth:`passes` groups partitions so that each group's spilled bytes stay within half the memory
     limit; :meth:`fold` loads one group. Base-file rows are spilled the same way, split by group
-    (``<seq>-<group>.base.arrow``, :meth:`add_base`), and streamed back one piece at a time
-    (:meth:`base_of_pass`).
+    (``<seq>.base.arrow``, :meth:`add_base`), and streamed back one piece at a time (:meth:`base_of_pass`).
 
     Args:
         spill_root: ``hoodie.memory.spillable.map.path`` (None = system temp dir); created if missing.
@@ -819,21 +824,22 @@ class SpilledLogRecords:
         order = np.argsort(parts, kind="stable")
         counts = np.bincount(parts, minlength=buckets)
         ordered = table.take(pa.array(order)).combine_chunks()
+        path = os.path.join(self.directory, f"{seq:08d}.{kind}.arrow")
         start = 0
-        for bucket in np.nonzero(counts)[0]:
-            count = int(counts[bucket])
-            piece = ordered.slice(start, count)
-            start += count
-            path = os.path.join(self.directory, f"{seq:08d}-{int(bucket):05d}.{kind}.arrow")
-            try:
-                with pa.OSFile(path, "wb") as sink, ipc.new_file(sink, piece.schema) as writer:
-                    writer.write_table(piece)
-            except OSError as exc:
-                raise StorageError(f"{self.context}: cannot write merge spill file {path}: {exc}") from exc
-            nbytes = piece.nbytes
-            if kind != "base":
-                self.partition_bytes[bucket] += nbytes
-            self.segments.append(_Segment(seq, int(bucket), path, kind, nbytes))
+        try:
+            with pa.OSFile(path, "wb") as raw, pa.BufferedOutputStream(raw, _SPILL_WRITE_BUFFER) as sink, \
+                    ipc.new_file(sink, ordered.schema) as writer:
+                for index, bucket in enumerate(np.nonzero(counts)[0]):
+                    count = int(counts[bucket])
+                    piece = ordered.slice(start, count)
+                    start += count
+                    writer.write_batch(pa.RecordBatch.from_arrays(
+                        [column.chunk(0) for column in piece.columns], schema=piece.schema))
+                    if kind != "base":
+                        self.partition_bytes[bucket] += piece.nbytes
+                    self.segments.append(_Segment(seq, int(bucket), path, kind, piece.nbytes, index))
+        except OSError as exc:
+            raise StorageError(f"{self.context}: cannot write merge spill file {path}: {exc}") from exc
 
     def add_data(self, data: pa.Table, keys: pa.Array) -> None:
         """Spill a data block's rows (work schema) with their record keys (aligned)."""
@@ -854,12 +860,24 @@ class SpilledLogRecords:
             pass_of[group] = number
         self._write(base, pass_of[self.partition_of(keys)], len(groups), "base")
 
-    def _read(self, piece: _Segment) -> pa.Table:
+    def _read(self, pieces: Sequence[_Segment]) -> Iterator[tuple[_Segment, pa.Table]]:
+        """Each piece's rows, opening each spill file once for consecutive pieces of the same file."""
+        current = ""
+        source: pa.NativeFile | None = None
         try:
-            with pa.OSFile(piece.path, "rb") as source:
-                return ipc.open_file(source).read_all()
+            for piece in pieces:
+                if piece.path != current:
+                    if source is not None:
+                        source.close()
+                    source = pa.OSFile(piece.path, "rb")
+                    reader = ipc.open_file(source)
+                    current = piece.path
+                yield piece, pa.Table.from_batches([reader.get_batch(piece.batch)])
         except (OSError, pa.ArrowInvalid) as exc:
-            raise StorageError(f"{self.context}: cannot read merge spill file {piece.path}: {exc}") from exc
+            raise StorageError(f"{self.context}: cannot read merge spill file {current}: {exc}") from exc
+        finally:
+            if source is not None:
+                source.close()
 
     def base_of_pass(self, number: int, batch_rows: int) -> Iterator[pa.Table]:
         """The spilled base rows of pass ``number`` (:meth:`add_base`) in base-file order, pieces joined up to
@@ -870,14 +888,12 @@ class SpilledLogRecords:
         """
         pending: list[pa.Table] = []
         rows = 0
-        for piece in self.segments:
-            if piece.kind == "base" and piece.partition == number:
-                table = self._read(piece)
-                pending.append(table)
-                rows += table.num_rows
-                if rows >= batch_rows:
-                    yield pa.concat_tables(pending)
-                    pending, rows = [], 0
+        for _, table in self._read([s for s in self.segments if s.kind == "base" and s.partition == number]):
+            pending.append(table)
+            rows += table.num_rows
+            if rows >= batch_rows:
+                yield pa.concat_tables(pending)
+                pending, rows = [], 0
         if pending:
             yield pa.concat_tables(pending)
 
@@ -920,8 +936,7 @@ class SpilledLogRecords:
                 buffer.add_data(pa.concat_tables(run), where)
                 run.clear()
 
-        for piece in pieces:
-            table = self._read(piece)
+        for piece, table in self._read(pieces):
             if piece.kind == "del":
                 fold_run()
                 ordering = table.column("o").combine_chunks() if "o" in table.column_names else None

@@ -321,6 +321,9 @@ def test_lazy_read_leaves_large_contents_on_disk(storage: Storage, tmp_path: Pat
     assert isinstance(lazy[0], AvroDataBlock)
     streamed = pa.concat_tables(list(lazy[0].iter_tables(777, storage)))
     assert streamed.equals(eager[0].to_table()) and lazy[0].record_count_from(storage) == big.num_rows
+    assert max(t.num_rows for t in lazy[0].iter_tables(777, storage)) <= 777
+    monkeypatch.setattr(log_format, "CONTENT_WINDOW_BYTES", 16)  # windows smaller than one record
+    assert pa.concat_tables(list(lazy[0].iter_tables(777, storage))).equals(streamed)
     assert not lazy[0].is_content_loaded
     with pytest.raises(CorruptFile, match="left on disk"):
         next(lazy[0].iter_tables(777))
