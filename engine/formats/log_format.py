@@ -198,6 +198,11 @@ class _ContentReader:
             self._handle.close()
 
 
+def _record_views(data: memoryview, starts: np.ndarray, lengths: np.ndarray) -> list[memoryview]:
+    """One view per record of a chunk from :meth:`AvroDataBlock._record_spans`."""
+    return [data[start:start + length] for start, length in zip(starts.tolist(), lengths.tolist(), strict=True)]
+
+
 @dataclass
 class LogBlock:
     """One log block (``HoodieLogBlock``).
@@ -441,9 +446,8 @@ class AvroDataBlock(LogBlock):
                 raise CorruptFile(f"Avro data block in {where}: {seen} of {count} records")
 
     def _payloads(self, storage: Storage | None = None) -> Iterator[memoryview]:
-        for data, starts, lengths in self._record_spans(1 << 16, storage):
-            for start, length in zip(starts.tolist(), lengths.tolist(), strict=True):
-                yield data[start:start + length]
+        for chunk in self._payload_chunks(1 << 16, storage):
+            yield from chunk
 
     def record_count_from(self, storage: Storage | None = None) -> int:
         """Number of records from the content header, reading just that header when a lazy read left the
@@ -464,8 +468,7 @@ class AvroDataBlock(LogBlock):
 
     def _payload_chunks(self, chunk_rows: int, storage: Storage | None = None) -> Iterator[list[memoryview]]:
         for data, starts, lengths in self._record_spans(chunk_rows, storage):
-            yield [data[start:start + length] for start, length in zip(starts.tolist(), lengths.tolist(),
-                                                                      strict=True)]
+            yield _record_views(data, starts, lengths)
 
     def _fastavro_records(self, payloads: list[memoryview], writer: Any, reader: Any) -> list[dict[str, Any]]:
         where = self.file_path or "<memory>"
@@ -522,9 +525,7 @@ class AvroDataBlock(LogBlock):
             if table is not None:
                 yield table
                 continue
-            payloads = [data[start:start + length] for start, length in zip(starts.tolist(), lengths.tolist(),
-                                                                            strict=True)]
-            chunk = self._fastavro_records(payloads, writer, None)
+            chunk = self._fastavro_records(_record_views(data, starts, lengths), writer, None)
             try:
                 yield pa.Table.from_pylist(chunk, schema=schema)
             except (pa.ArrowException, TypeError, ValueError) as exc:
