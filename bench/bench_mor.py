@@ -29,8 +29,9 @@ from bench_cow import (  # same folder (run as a script)
     write_delta_rs_inputs,
 )
 
-MERGE_ROUNDS = 3
-"""Timed MERGE runs per table kind (after one warm-up each); the reported figure is their median."""
+MERGE_ROUNDS = 5
+"""Timed MERGE runs per table kind (after one warm-up each); the reported figure is their median (five: single
+runs on a 2-core machine vary by a third)."""
 
 
 def run(data: Path, work: Path) -> dict[str, Any]:
