@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from sqlext.cli_args import key_value_arg
 from sqlext.errors import SqlError
-from sqlext.shell import key_value_arg
 
 if TYPE_CHECKING:
     from sqlext.session import Session
