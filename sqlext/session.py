@@ -20,6 +20,15 @@ from engine.spark.datasource import HudiDataSource
 from sqlext import jvm
 from sqlext.catalog import Catalog
 from sqlext.commands import dispatch
+from sqlext.embedded_metastore import (
+    HOLDER_UNKNOWN,
+    WarehouseBusy,
+    busy_message,
+    check_not_busy,
+    derby_holder,
+    is_derby_boot_conflict,
+    metastore_dir,
+)
 from sqlext.parser import parse_statement
 from sqlext.variables import substitute_variables
 
@@ -58,6 +67,69 @@ def session_conf(warehouse: Path, master: str | None = None) -> dict[str, str]:
     }
     conf.update(jvm.spark_conf())
     return conf
+
+
+QUIET_JVM_LOGGERS = (
+    # Logs "ERROR HiveAlterHandler: Failed to alter table" each time Spark's HiveExternalCatalog tries a
+    # Hive-compatible schema change first and then, as designed, stores it in Spark's own format.
+    "org.apache.hadoop.hive.metastore.HiveAlterHandler",
+)
+"""JVM loggers whose ERROR lines are part of normal operation; set to FATAL (the failure, if real, reaches
+the statement as an exception)."""
+
+
+def quiet_jvm_loggers(spark: SparkSession) -> None:
+    """Silence :data:`QUIET_JVM_LOGGERS` in the session's JVM (log4j2)."""
+    jvm = spark._jvm
+    assert jvm is not None
+    level = jvm.org.apache.logging.log4j.Level.FATAL
+    for name in QUIET_JVM_LOGGERS:
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)
+
+
+REMOTE_METASTORE_KEYS = ("hive.metastore.uris", "spark.hadoop.hive.metastore.uris", "spark.hive.metastore.uris")
+"""Where a session's settings name a remote Hive Metastore (``--hiveconf hive.metastore.uris=...``)."""
+
+_CATALOG_START_LOGGERS = ("DataNucleus", "org.apache.hadoop.hive.metastore.RetryingHMSHandler",
+                          "org.apache.hadoop.hive.metastore.HiveMetaStore", "org.apache.hadoop.hive.ql.metadata.Hive")
+"""JVM loggers that print every retry of a failed metastore start with a stack trace (thousands of lines
+when the warehouse is busy); quiet while the catalog opens, the failure reaches the caller as one error."""
+
+
+def remote_metastore_uris(settings: Mapping[str, str]) -> str | None:
+    """The remote metastore named by ``settings`` (:data:`REMOTE_METASTORE_KEYS`), if any."""
+    return next((settings[k] for k in REMOTE_METASTORE_KEYS if settings.get(k)), None)
+
+
+def open_catalog(spark: SparkSession, embedded_warehouse: Path | None) -> None:
+    """Open the session catalog now, as ``spark-sql`` does at start, so a metastore that cannot be opened
+    fails the start in one line instead of the first statement in thousands.
+
+    Args:
+        spark: the new session.
+        embedded_warehouse: the warehouse whose embedded Derby metastore the session uses; ``None`` with
+            a remote metastore.
+
+    Raises:
+        WarehouseBusy: another process took the embedded metastore meanwhile (the session is stopped).
+    """
+    jvm = spark._jvm
+    assert jvm is not None
+    configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+    levels = jvm.org.apache.logging.log4j.Level
+    for name in _CATALOG_START_LOGGERS:
+        configurator.setLevel(name, levels.OFF)
+    try:
+        spark._jsparkSession.sessionState().catalog().databaseExists("default")
+    except Exception as exc:
+        if embedded_warehouse is not None and is_derby_boot_conflict(exc):
+            pid = derby_holder(metastore_dir(embedded_warehouse))
+            spark.stop()
+            raise WarehouseBusy(busy_message(embedded_warehouse, HOLDER_UNKNOWN if pid is None else pid)) from exc
+        raise
+    finally:
+        for name in _CATALOG_START_LOGGERS:
+            configurator.setLevel(name, levels.ERROR)
 
 
 class Session:
@@ -119,6 +191,8 @@ def connect(
 
     Raises:
         SqlError: the JVM catalog could not be built.
+        WarehouseBusy: another process has the warehouse's embedded Derby metastore open (the message
+            names the warehouse and the process, and says how to share it).
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -127,11 +201,16 @@ def connect(
         wh.mkdir(parents=True, exist_ok=True)
         settings = session_conf(wh, master)
         settings.update({str(k): str(v) for k, v in (conf or {}).items()})
+        embedded = remote_metastore_uris(settings) is None
+        if embedded:
+            check_not_busy(wh)
         builder = SparkSession.builder
         for key, value in settings.items():
             builder = builder.config(key, value)
         spark = builder.enableHiveSupport().getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
+        quiet_jvm_loggers(spark)
+        open_catalog(spark, wh if embedded else None)
     else:
         configured = spark.conf.get("spark.sql.warehouse.dir", None) or str(default_warehouse())
         wh = Path(configured.removeprefix("file:"))

@@ -24,14 +24,18 @@ import importlib
 import logging
 import os
 import re
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import Any, Protocol, TextIO
 
 from sqlext.cli_args import key_value_arg
-from sqlext.errors import SqlError, SqlParseError
+from sqlext.error_report import one_line, own_error_types, summarize
+from sqlext.errors import SqlParseError
 from sqlext.hive_result import (  # noqa: F401 - re-exported: the shell's value formatting
     DataFrameLike,
     collectable,
@@ -66,28 +70,11 @@ SessionFactory = Callable[..., SessionLike]
 
 
 def _error_lines(exc: BaseException) -> list[str]:
-    """What to print for a failed statement: ``Error in query: <one line>`` (+ snippet and caret
-    for our parse errors)."""
+    """What to print for a failed statement: ``Error in query: <one line that keeps the cause>``
+    (:func:`sqlext.error_report.summarize`), plus the offending line and a caret for parse errors."""
     if isinstance(exc, SqlParseError):
         return [f"Error in query: {exc.headline}", *str(exc).splitlines()[1:]]
-    text = str(exc)
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    if not _is_user_error(exc):
-        line = f"{type(exc).__name__}: {line}" if line else type(exc).__name__
-    return [f"Error in query: {line}"]
-
-
-def _is_user_error(exc: BaseException) -> bool:
-    if isinstance(exc, SqlError):
-        return True
-    for module, name in (("pyspark.errors", "PySparkException"), ("engine.errors", "EngineError")):
-        try:
-            cls = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError):
-            continue
-        if isinstance(exc, cls):
-            return True
-    return False
+    return [f"Error in query: {line}" if i == 0 else line for i, line in enumerate(summarize(exc).splitlines())]
 
 
 # ---------------------------------------------------------------------------- the shell
@@ -130,24 +117,27 @@ class Shell:
 
     def run_statement(self, stmt: StatementText) -> int:
         """Run one statement and print its result; 0 on success, 1 on error (already printed),
-        130 when interrupted."""
+        130 when interrupted (Ctrl-C cancels the statement's Spark jobs; a second Ctrl-C stops waiting)."""
         text = stmt.text
         start = time.monotonic()
+        interrupt = _Interrupt(self._cancel)
         try:
-            df = collectable(self.session.sql(text))
-            rows = list(df.collect())
+            with interrupt:
+                df = collectable(self.session.sql(text))
+                rows = list(df.collect())
             lines = format_result(df, rows)
             self._track_state(text)
         except KeyboardInterrupt:
-            self._cancel()
-            self.err.write("Interrupted: the statement was cancelled.\n")
-            self.err.flush()
-            return EXIT_INTERRUPTED
+            return self._interrupted()
         except Exception as exc:  # noqa: BLE001 - every failure of a statement is reported, not raised
+            if interrupt.pressed:
+                return self._interrupted()
             if isinstance(exc, SqlParseError):
                 exc = exc.shifted(stmt.line, stmt.column)
             self._report(exc)
             return 1
+        if interrupt.pressed:
+            return self._interrupted()
         elapsed = time.monotonic() - start
         if self.print_header and df.columns:
             self.out.write("\t".join(df.columns) + "\n")
@@ -312,7 +302,42 @@ class Shell:
             try:
                 context.cancelAllJobs()
             except Exception as exc:  # noqa: BLE001 - best effort while interrupting
-                logger.warning("could not cancel running jobs: %s", exc)
+                logger.debug("could not cancel running jobs: %s", exc)
+
+    def _interrupted(self) -> int:
+        self.err.write("Interrupted: the statement was cancelled.\n")
+        self.err.flush()
+        return EXIT_INTERRUPTED
+
+
+class _Interrupt:
+    """Ctrl-C while a statement runs (main thread only): the first press cancels the statement's Spark
+    jobs from another thread, so the statement returns with a cancellation instead of the interrupt
+    breaking the py4j call in flight (PySpark's own handler calls into the JVM on the blocked connection,
+    which logs several py4j tracebacks); a second press raises ``KeyboardInterrupt``."""
+
+    def __init__(self, cancel: Callable[[], None]) -> None:
+        self.cancel = cancel
+        self.pressed = False
+        self._previous: Any = None
+        self._installed = False
+
+    def __enter__(self) -> _Interrupt:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        if self.pressed:
+            raise KeyboardInterrupt
+        self.pressed = True
+        threading.Thread(target=self.cancel, name="sqlext-cancel", daemon=True).start()
 
 
 # ---------------------------------------------------------------------------- command line
@@ -440,7 +465,8 @@ def main(argv: Sequence[str] | None = None, session_factory: SessionFactory | No
     try:
         session = factory(warehouse=args.warehouse, conf=conf or None, master=args.master)
     except Exception as exc:  # noqa: BLE001 - report a failed start and exit
-        err.write(f"Error: could not start the session: {exc}\n")
+        reason = summarize(exc) if isinstance(exc, own_error_types()) else one_line(str(exc))
+        err.write(f"Error: could not start the session: {reason or type(exc).__name__}\n")
         if args.verbose:
             err.write(traceback.format_exc())
         return 1

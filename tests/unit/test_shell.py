@@ -159,7 +159,7 @@ def test_header_switched_on_by_set_statement(capsys: pytest.CaptureFixture[str])
     ]
 
 
-def test_file_stops_at_first_error_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_file_stops_at_first_error_and_keeps_the_whole_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = tmp_path / "s.sql"
     script.write_text("SELECT 1;\nFAIL db.missing;\nSELECT 2;\n")
     session = FakeSession(select_handler)
@@ -167,7 +167,8 @@ def test_file_stops_at_first_error_with_one_line(tmp_path: Path, capsys: pytest.
     assert code == 1
     assert session.calls == ["SELECT 1", "FAIL db.missing"]
     assert out == "1\n"
-    assert err[1:] == ["Error in query: Table or view not found: db.missing"]
+    # our own error's message is shown whole: its first line, then the rest folded onto a second line
+    assert err[1:] == ["Error in query: Table or view not found: db.missing", "second line of the message"]
 
 
 def test_verbose_prints_the_stack_trace(capsys: pytest.CaptureFixture[str]) -> None:
@@ -235,7 +236,7 @@ def test_failing_init_file_exits(tmp_path: Path, capsys: pytest.CaptureFixture[s
     code, _, err = run(["-i", str(init), "-e", "SELECT 1"], session, capsys)
     assert code == 1
     assert session.calls == ["FAIL t"]
-    assert err == ["Error in query: Table or view not found: t"]
+    assert err == ["Error in query: Table or view not found: t", "second line of the message"]
 
 
 def test_quit_stops_execution(capsys: pytest.CaptureFixture[str]) -> None:
@@ -389,7 +390,9 @@ def test_interactive_errors_do_not_exit_and_ctrl_c_clears_the_buffer() -> None:
     assert out.getvalue() == "6\n\n7\n"
     assert err.getvalue().splitlines() == [
         "Error in query: Table or view not found: t",
+        "second line of the message",
         "Error in query: Table or view not found: u",
+        "second line of the message",
     ]
     assert code == 1  # Ctrl-D after a failed statement: the last statement's code
 
