@@ -10,7 +10,9 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+from engine.config import ConfigProperty
 from hive_sync.config import HiveSyncKeys as K
 from hive_sync.errors import HiveSyncError
 from hive_sync.metastore import Metastore
@@ -18,46 +20,69 @@ from hive_sync.metastore import Metastore
 logger = logging.getLogger(__name__)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Argument parser: ``metastore {start,stop,status} [--port N] [--dir PATH] [--timeout S]``."""
-    parser = argparse.ArgumentParser(prog="hive_sync", description="Local Hive Metastore (Thrift, Derby)")
+def build_parser(prog: str = "hive_sync") -> argparse.ArgumentParser:
+    """Argument parser: ``metastore {start,stop,status} [--port N] [--dir PATH] [--timeout S]`` and
+    ``hive-sync --base-path P ...``; ``prog`` is the command name shown in usage lines (``sqlext``)."""
+    parser = argparse.ArgumentParser(prog=prog, description="Hive Metastore tools: a local metastore service "
+                                     "and Hudi's Hive sync")
     sub = parser.add_subparsers(dest="group", required=True)
-    ms = sub.add_parser("metastore", help="start/stop/status of a local Hive Metastore Thrift server")
-    ms.add_argument("action", choices=["start", "stop", "status"])
-    ms.add_argument("--port", type=int, default=9083, help="Thrift port (default 9083)")
+    ms = sub.add_parser(
+        "metastore", help="start/stop/status of a local Hive Metastore Thrift server",
+        description="A local Hive Metastore service (Thrift, on an embedded Derby database in --dir), started "
+        "from the jars of the pyspark package, so several sqlext sessions, sqlext serve and Hive sync share "
+        "one catalog. Point sessions at it with --hiveconf hive.metastore.uris=thrift://127.0.0.1:PORT. "
+        "'start' returns once it answers; 'status' exits 3 when it is stopped.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ms.add_argument("action", choices=["start", "stop", "status"], help="what to do")
+    ms.add_argument("--port", type=int, default=9083, help="Thrift port")
     ms.add_argument("--dir", default="./metastore", help="metastore directory (Derby db, conf, log, pid)")
     ms.add_argument("--timeout", type=float, default=120.0, help="start: seconds to wait until ready")
-    hs = sub.add_parser("hive-sync", help="register/refresh a Hudi table in the Hive Metastore")
+    hs = sub.add_parser(
+        "hive-sync", help="register/refresh a Hudi table in the Hive Metastore",
+        description="Sync a Hudi table's schema and partitions to a Hive Metastore as external tables (one "
+        "table for copy-on-write; <table>_ro and <table>_rt for merge-on-read), as Hudi's run_sync_tool.sh "
+        "does. Defaults not shown come from the table (database default, table name from "
+        "hoodie.properties, partition fields and extractor inferred).",
+    )
     hs.add_argument("--base-path", required=True, help="Hudi table base path")
-    for flag, key in _VALUE_FLAGS.items():
-        hs.add_argument(flag, dest=key, default=None, help=f"sets {key}")
-    for flag, key in _BOOL_FLAGS.items():
-        hs.add_argument(flag, dest=key, action="store_const", const="true", default=None, help=f"sets {key}=true")
-    hs.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="any other option")
+    for flag, prop in _VALUE_FLAGS.items():
+        hs.add_argument(flag, dest=prop.key, default=None, metavar="VALUE", help=_flag_help(prop))
+    for flag, prop in _BOOL_FLAGS.items():
+        hs.add_argument(flag, dest=prop.key, action="store_const", const="true", default=None,
+                        help=_flag_help(prop, switch=True))
+    hs.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="any other hoodie.datasource.hive_sync.* option (repeatable)")
     return parser
 
 
-_VALUE_FLAGS = {
-    "--database": K.DATABASE.key, "--table": K.TABLE.key, "--partitioned-by": K.PARTITION_FIELDS.key,
-    "--partition-value-extractor": K.PARTITION_EXTRACTOR_CLASS.key, "--metastore-uris": K.METASTORE_URIS.key,
-    "--sync-mode": K.MODE.key, "--base-file-format": K.BASE_FILE_FORMAT.key,
-    "--batch-sync-num": K.BATCH_NUM.key, "--spark-version": K.SPARK_VERSION.key,
-    "--table-properties": K.TABLE_PROPERTIES.key, "--serde-properties": K.SERDE_PROPERTIES.key,
-    "--sync-strategy": K.TABLE_STRATEGY.key, "--spark-schema-length-threshold": K.SCHEMA_STRING_LENGTH_THRESH.key,
-    "--sync-as-datasource": K.SYNC_AS_DATASOURCE.key, "--jdbc-url": K.JDBC_URL.key, "--user": K.USERNAME.key,
-    "--pass": K.PASSWORD.key,
+_VALUE_FLAGS: dict[str, ConfigProperty[Any]] = {
+    "--database": K.DATABASE, "--table": K.TABLE, "--partitioned-by": K.PARTITION_FIELDS,
+    "--partition-value-extractor": K.PARTITION_EXTRACTOR_CLASS, "--metastore-uris": K.METASTORE_URIS,
+    "--sync-mode": K.MODE, "--base-file-format": K.BASE_FILE_FORMAT,
+    "--batch-sync-num": K.BATCH_NUM, "--spark-version": K.SPARK_VERSION,
+    "--table-properties": K.TABLE_PROPERTIES, "--serde-properties": K.SERDE_PROPERTIES,
+    "--sync-strategy": K.TABLE_STRATEGY, "--spark-schema-length-threshold": K.SCHEMA_STRING_LENGTH_THRESH,
+    "--sync-as-datasource": K.SYNC_AS_DATASOURCE, "--jdbc-url": K.JDBC_URL, "--user": K.USERNAME,
+    "--pass": K.PASSWORD,
 }
-"""``run_sync_tool.sh`` flags taking a value → config key (``--sync-as-datasource`` takes true/false)."""
+"""``run_sync_tool.sh`` flags taking a value → config property (``--sync-as-datasource`` takes true/false)."""
 
-_BOOL_FLAGS = {
-    "--use-pre-apache-input-format": K.USE_PRE_APACHE_INPUT_FORMAT.key,
-    "--support-timestamp": K.SUPPORT_TIMESTAMP.key, "--skip-ro-suffix": K.SKIP_RO_SUFFIX.key,
-    "--auto-create-database": K.AUTO_CREATE_DATABASE.key, "--ignore-exceptions": K.IGNORE_EXCEPTIONS.key,
-    "--decode-partition": K.DECODE_PARTITION.key, "--create-managed-table": K.CREATE_MANAGED_TABLE.key,
-    "--omit-metafields": K.OMIT_METADATA_FIELDS.key, "--sync-comment": K.SYNC_COMMENT.key,
-    "--conditional-sync": K.CONDITION_SYNC.key, "--use-jdbc": K.USE_JDBC.key,
+_BOOL_FLAGS: dict[str, ConfigProperty[Any]] = {
+    "--use-pre-apache-input-format": K.USE_PRE_APACHE_INPUT_FORMAT,
+    "--support-timestamp": K.SUPPORT_TIMESTAMP, "--skip-ro-suffix": K.SKIP_RO_SUFFIX,
+    "--auto-create-database": K.AUTO_CREATE_DATABASE, "--ignore-exceptions": K.IGNORE_EXCEPTIONS,
+    "--decode-partition": K.DECODE_PARTITION, "--create-managed-table": K.CREATE_MANAGED_TABLE,
+    "--omit-metafields": K.OMIT_METADATA_FIELDS, "--sync-comment": K.SYNC_COMMENT,
+    "--conditional-sync": K.CONDITION_SYNC, "--use-jdbc": K.USE_JDBC,
 }
-"""``run_sync_tool.sh`` switch flags → config key set to ``true``."""
+"""``run_sync_tool.sh`` switch flags → config property set to ``true``."""
+
+
+def _flag_help(prop: ConfigProperty[Any], switch: bool = False) -> str:
+    """``sets <key>[=true]: <doc> (default: <Hudi's default>)`` for a ``hive-sync`` flag."""
+    text = f"sets {prop.key}{'=true' if switch else ''}: {prop.doc}".replace("%", "%%")
+    return text + (f" (default: {str(prop.default).lower() if isinstance(prop.default, bool) else prop.default})"
+                   if prop.default not in (None, "") else "")
 
 
 def sync_options(args: argparse.Namespace) -> dict[str, str]:
@@ -66,7 +91,8 @@ def sync_options(args: argparse.Namespace) -> dict[str, str]:
     from hive_sync.errors import SyncConfigError
 
     opts: dict[str, str] = {}
-    for key in list(_VALUE_FLAGS.values()) + list(_BOOL_FLAGS.values()):
+    for prop in list(_VALUE_FLAGS.values()) + list(_BOOL_FLAGS.values()):
+        key = prop.key
         value = getattr(args, key, None)
         if value is not None:
             opts[key] = str(value)
@@ -94,9 +120,12 @@ def _run_sync(args: argparse.Namespace) -> int:
     return 1 if result.errors else 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code."""
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = "hive_sync") -> int:
+    """Run the CLI (``prog`` names the command in usage lines); returns the process exit code."""
+    try:
+        args = build_parser(prog).parse_args(argv)
+    except SystemExit as exc:  # --help, or a bad command line (argparse printed why)
+        return int(exc.code) if isinstance(exc.code, int) else 2
     if args.group == "hive-sync":
         try:
             return _run_sync(args)

@@ -336,7 +336,10 @@ def build_arg_parser() -> argparse.ArgumentParser:
     """The ``sqlext serve`` flags."""
     parser = argparse.ArgumentParser(
         prog="sqlext serve",
-        description="Spark Thrift JDBC/ODBC server (HiveServer2 protocol) over a sqlext session.",
+        description="Spark Thrift JDBC/ODBC server (HiveServer2 protocol) over a sqlext session: BI tools, "
+        "beeline and PyHive query Hudi tables (and the _ro/_rt tables Hive sync registers) at "
+        "jdbc:hive2://HOST:PORT/default. Statements run as plain Spark SQL; create and change Hudi tables "
+        "with the sqlext shell or Session.sql. SIGTERM or Ctrl-C stops it.",
     )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT})")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"bind address (default {DEFAULT_HOST})")

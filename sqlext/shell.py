@@ -343,11 +343,28 @@ class _Interrupt:
 # ---------------------------------------------------------------------------- command line
 
 
+SUBCOMMANDS_HELP = """sub-commands (each has its own --help):
+  sqlext serve [--port 10000] [--host 127.0.0.1] [--warehouse DIR] ...
+        Spark's Thrift JDBC/ODBC server (HiveServer2 protocol) over a sqlext session, for BI tools,
+        beeline and PyHive
+  sqlext metastore start|stop|status [--port 9083] [--dir ./metastore]
+        a local Hive Metastore service (Thrift, on Derby) that several sqlext sessions, sqlext serve
+        and Hive sync share: start sessions with --hiveconf hive.metastore.uris=thrift://127.0.0.1:9083
+  sqlext hive-sync --base-path PATH --metastore-uris thrift://HOST:PORT [--database D --table T ...]
+        register or refresh a Hudi table in a Hive Metastore (the flags of Hudi's run_sync_tool.sh)
+
+the embedded default keeps tables and an embedded Derby catalog in ./warehouse ($SQLEXT_WAREHOUSE or
+--warehouse); one process at a time can open it."""
+
+
 def build_arg_parser() -> argparse.ArgumentParser:
     """The command-line flags (spark-sql's plus ``--warehouse``)."""
     parser = argparse.ArgumentParser(
         prog="sqlext",
-        description="Spark SQL console with Apache Hudi tables (spark-sql compatible).",
+        description="Spark SQL console with Apache Hudi tables (spark-sql compatible). Without -e or -f it "
+        "opens a prompt.",
+        epilog=SUBCOMMANDS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-e", dest="execute", metavar="<quoted-query-string>", help="SQL from command line")
     parser.add_argument("-f", dest="file", metavar="<filename>", help="SQL from a file")
@@ -396,11 +413,40 @@ def build_arg_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _configure_logging(verbose: bool, err: TextIO) -> None:
+USER_MESSAGE_LOGGERS = ("sqlext.procedures", "engine.services")
+"""Loggers whose INFO records are messages for the user (what a procedure or table service did, or why it
+did nothing): printed as plain lines on stderr unless ``-S``, like spark-sql's own informational lines."""
+
+
+class _PlainInfo(logging.Filter):
+    """Passes INFO records only (warnings and errors go through the root handler, with their level)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno == logging.INFO
+
+
+_messages_handler: logging.Handler | None = None
+
+
+def _configure_logging(verbose: bool, err: TextIO, silent: bool = False) -> None:
+    global _messages_handler
+    for name in USER_MESSAGE_LOGGERS:
+        logger_ = logging.getLogger(name)
+        if _messages_handler is not None:
+            logger_.removeHandler(_messages_handler)
+        logger_.setLevel(logging.INFO if not silent else logging.NOTSET)
+    _messages_handler = None
+    if not verbose and not silent:
+        _messages_handler = logging.StreamHandler(err)
+        _messages_handler.setFormatter(logging.Formatter("%(message)s"))
+        _messages_handler.addFilter(_PlainInfo())
+        for name in USER_MESSAGE_LOGGERS:
+            logging.getLogger(name).addHandler(_messages_handler)
     root = logging.getLogger()
     if not root.handlers:
         handler = logging.StreamHandler(err)
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler.setLevel(logging.INFO if verbose else logging.WARNING)
         root.addHandler(handler)
     root.setLevel(logging.INFO if verbose else logging.WARNING)
     logging.getLogger("sqlglot").setLevel(logging.DEBUG if verbose else logging.ERROR)
@@ -433,11 +479,11 @@ def main(argv: Sequence[str] | None = None, session_factory: SessionFactory | No
     """
     out, err = sys.stdout, sys.stderr
     arguments = list(argv) if argv is not None else sys.argv[1:]
-    if arguments[:1] == ["metastore"]:
-        # `sqlext metastore start|stop|status --port --dir`: the project's own Hive Metastore.
+    if arguments[:1] in (["metastore"], ["hive-sync"]):
+        # `sqlext metastore start|stop|status`, `sqlext hive-sync --base-path ...`
         from hive_sync.cli import main as hive_sync_main
 
-        return hive_sync_main(arguments)
+        return hive_sync_main(arguments, prog="sqlext")
     if arguments[:1] == ["serve"]:
         from sqlext.serve import main as serve_main
 
@@ -450,7 +496,7 @@ def main(argv: Sequence[str] | None = None, session_factory: SessionFactory | No
     if args.execute is not None and args.file is not None:
         err.write("The '-e' and '-f' options cannot be specified simultaneously\n")
         return 1
-    _configure_logging(args.verbose, err)
+    _configure_logging(args.verbose, err, args.silent)
 
     conf: dict[str, str] = dict(args.conf)
     conf.update(dict(args.hivevar))

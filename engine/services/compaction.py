@@ -131,6 +131,37 @@ def compaction_triggered(table: Table, conf: HoodieConfig, now: datetime.datetim
                             "TIME_ELAPSED, NUM_AND_TIME, NUM_OR_TIME")
 
 
+def why_nothing_to_schedule(table: Table, conf: HoodieConfig, now: datetime.datetime | None = None) -> str | None:
+    """Why :func:`schedule_compaction` would write no plan now, in the trigger strategy's own terms, or
+    ``None`` when it would write one.
+
+    Returns:
+        e.g. ``"hoodie.compact.inline.trigger.strategy=NUM_COMMITS asks for 5 delta commits since the last
+        compaction (hoodie.compact.inline.max.delta.commits), and there are 1"``, or that no file slice
+        outside a pending compaction has log files.
+
+    Raises:
+        TableServiceError: unknown trigger strategy.
+    """
+    if not compaction_triggered(table, conf, now):
+        strategy = conf.get(CompactionConfig.TRIGGER_STRATEGY).upper()
+        start, delta_commits = _last_compaction_or_start(table)
+        commits = (f"{conf.get(CompactionConfig.MAX_DELTA_COMMITS)} delta commits since the last compaction "
+                   f"({CompactionConfig.MAX_DELTA_COMMITS.key}), and there are {delta_commits}")
+        elapsed = 0
+        if start is not None:
+            current = now or datetime.datetime.now(datetime.UTC)
+            elapsed = int((current - parse_instant_time(start)).total_seconds())
+        seconds = (f"{conf.get(CompactionConfig.MAX_DELTA_SECONDS)} seconds since the last compaction "
+                   f"({CompactionConfig.MAX_DELTA_SECONDS.key}), and {elapsed} have passed")
+        wants = {"NUM_COMMITS": commits, "TIME_ELAPSED": seconds, "NUM_AND_TIME": f"{commits}; and {seconds}",
+                 "NUM_OR_TIME": f"{commits}; or {seconds}"}[strategy]
+        return f"{CompactionConfig.TRIGGER_STRATEGY.key}={strategy} asks for {wants}"
+    if not plan_operations(table):
+        return "no file slice outside a pending compaction has log files to merge"
+    return None
+
+
 def plan_operations(table: Table) -> list[CompactionOperation]:
     """Latest slices with log files, outside pending compactions."""
     view = table.file_system_view()
@@ -159,12 +190,12 @@ def schedule_compaction(table: Table, conf: HoodieConfig, *, force: bool = False
     if not table.is_mor:
         raise TableServiceError(f"compaction needs a merge-on-read table; {table.base_path} is copy-on-write")
     if not force and not compaction_triggered(table, conf):
-        logger.info("compaction not triggered on %s (%s)", table.base_path,
+        logger.debug("compaction not triggered on %s (%s)", table.base_path,
                     conf.get(CompactionConfig.TRIGGER_STRATEGY))
         return None
     operations = plan_operations(table)
     if not operations:
-        logger.info("nothing to compact on %s: no file slice has log files", table.base_path)
+        logger.debug("nothing to compact on %s: no file slice has log files", table.base_path)
         return None
     timeline = table.timeline
     instant_time = timeline.new_instant_time()

@@ -20,6 +20,7 @@ from engine.table import Table
 from engine.write.metrics import WriteMetrics
 from sqlext.catalog import CatalogTable
 from sqlext.commands.results import dml_result
+from sqlext.error_report import one_line, summarize
 from sqlext.errors import SqlError
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def sync_after_commit(session: Session, entry: CatalogTable, table: Table, optio
     except Exception as exc:  # noqa: BLE001 - any sync failure is reported the same way
         raise MetaSyncFailed(
             f"the write to {entry.display} committed, but Hive sync to "
-            f"{synced.get(URIS_KEY, 'the metastore')} failed: {exc}. Re-run it with "
+            f"{synced.get(URIS_KEY, 'the metastore')} failed: {one_line(summarize(exc))}. Re-run it with "
             f"CALL hive_sync(table => '{entry.display}'); the next sync also catches up"
         ) from exc
     logger.info("hive sync of %s: %s", entry.display, result)

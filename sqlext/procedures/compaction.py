@@ -11,12 +11,13 @@ compaction, newest first.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
 from engine.errors import EngineError
-from engine.services.compaction import pending_compactions, read_plan, schedule_compaction
+from engine.services.compaction import pending_compactions, schedule_compaction, why_nothing_to_schedule
 from engine.spark.compaction import execute_compaction
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize
@@ -27,6 +28,8 @@ from sqlext.procedures.registry import Param, Procedure, register
 
 if TYPE_CHECKING:
     from sqlext.session import Session
+
+logger = logging.getLogger(__name__)
 
 OUTPUT = "timestamp string, operation_size int, state string"
 
@@ -75,42 +78,66 @@ def _plan_size(table: Table, instant: str) -> int:
         return 0
 
 
+OPS = ("schedule", "execute", "scheduleAndExecute", "run")
+"""``run_compaction``'s operations (Hudi ``HoodieProcedureUtils.Operation``; ``run`` is the old name of
+``scheduleAndExecute``)."""
+
+
+def _targets(display: str, pending: list[str], op: str, instants: Any, limit: Any) -> tuple[list[str], str]:
+    """(pending compactions the call works on, operation), as Hudi's
+    ``HoodieProcedureUtils.filterPendingInstantsAndGetOperation``."""
+    if instants:
+        if op != "execute":
+            raise ProcedureError(f"run_compaction on {display}: specific instants only can be used in 'execute' op "
+                                 f"or not specific op, not {op!r}")
+        wanted = sorted(i.strip() for i in str(instants).split(",") if i.strip())
+        missing = [i for i in wanted if i not in pending]
+        if missing:
+            raise ProcedureError(f"run_compaction on {display}: specific {','.join(missing)} instants is not exist "
+                                 f"(pending compactions: {', '.join(pending) or 'none'})")
+        return wanted, op
+    return (pending[: int(limit)] if limit is not None else pending), op
+
+
 def run_compaction(session: Session, args: dict[str, Any]) -> DataFrame:
-    """``CALL run_compaction(...)``; see the module doc."""
+    """``CALL run_compaction(op, table | path, timestamp, options, instants, limit)`` as Hudi's
+    ``RunCompactionProcedure``: *schedule* writes a plan when the trigger strategy asks for one (with the
+    ``options`` given) and returns the new plan, or the pending ones when none was written; *execute* runs
+    the pending compactions (those in ``instants``, or the one at ``timestamp``, or the oldest ``limit``, or
+    all); *scheduleAndExecute* (``run``) schedules, then executes the new plan, or the pending ones when
+    none was written. Returns ``timestamp, operation_size, state`` per compaction, newest first; an empty
+    result when there was nothing to do, with the reason logged (trigger strategy and counts)."""
     op = str(args.get("op") or "").strip().lower()
-    if op not in ("schedule", "execute", "scheduleandexecute", "run"):
-        raise ProcedureError(f"run_compaction: op must be schedule, execute, scheduleAndExecute or run, not {op!r}")
+    if op == "run":
+        op = "scheduleandexecute"
     display, table = resolve_table(session, args.get("table"), args.get("path"), "run_compaction")
     _require_mor(display, table, "run_compaction")
     options = parse_options(args.get("options"))
     conf = table.config.overlay(options)
-    rows: list[tuple[str, int, str]] = []
+    instants = args.get("instants")
+    if args.get("timestamp") is not None and not instants:
+        instants, op = str(args["timestamp"]), "execute"
     try:
-        scheduled = None
-        if op in ("schedule", "scheduleandexecute", "run"):
+        pending = [i.timestamp for i in pending_compactions(table)]
+        targets, op = _targets(display, pending, op, instants, args.get("limit"))
+        if op in ("schedule", "scheduleandexecute"):
             scheduled = schedule_compaction(table, conf)
-            if scheduled is not None and op == "schedule":
-                rows.append((scheduled, _plan_size(table, scheduled), "REQUESTED"))
-        if op in ("execute", "scheduleandexecute", "run"):
-            timestamp = args.get("timestamp")
-            if timestamp is not None:
-                targets = [str(timestamp)]
-            elif scheduled is not None and op != "execute":
+            if scheduled is not None:
                 targets = [scheduled]
             else:
-                targets = [i.timestamp for i in pending_compactions(table)]
+                logger.info("run_compaction on %s: no compaction scheduled: %s", display,
+                            why_nothing_to_schedule(table, conf))
+        if op in ("execute", "scheduleandexecute"):
             if not targets:
-                raise ProcedureError(
-                    f"run_compaction: there is no pending compaction on {display} to execute "
-                    "(schedule one first: op => 'schedule' or 'run'; scheduling follows "
-                    "hoodie.compact.inline.trigger.strategy)")
+                logger.info("run_compaction on %s: no pending compaction to execute", display)
             for target in targets:
-                size = len(read_plan(table, target))
                 execute_compaction(session.spark, table, target, options)
-                rows.append((target, size, "COMPLETED"))
                 table.reload()
     except EngineError as exc:
         raise ProcedureError(f"run_compaction on {display}: {exc}") from exc
+    table.timeline.reload()
+    states = {i.timestamp: i.state for i in table.timeline.instants if i.action in ("compaction", "commit")}
+    rows = [(t, _plan_size(table, t), states[t].name) for t in sorted(set(targets), reverse=True) if t in states]
     return session.spark.createDataFrame(rows, OUTPUT)
 
 
@@ -132,11 +159,20 @@ def show_compaction(session: Session, args: dict[str, Any]) -> DataFrame:
 
 
 register(Procedure("run_compaction", (
-    Param("op", "string", required=True), Param("table", "string"), Param("path", "string"),
-    Param("timestamp", "string"), Param("options", "string"),
+    Param("op", "string", required=True, choices=OPS,
+          doc="schedule a plan, execute pending plans, or both (run = scheduleAndExecute)"),
+    Param("table", "string", doc="the table ([db.]name); or give path"),
+    Param("path", "string", doc="the table's base path; or give table"),
+    Param("timestamp", "long", doc="execute the pending compaction at this instant"),
+    Param("options", "string", doc="hoodie.* settings for this call, 'k1=v1,k2=v2' (e.g. "
+                                   "hoodie.compact.inline.max.delta.commits=1)"),
+    Param("instants", "string", doc="execute these pending compactions (comma-separated instants)"),
+    Param("limit", "int", doc="execute at most this many pending compactions, oldest first"),
 ), OUTPUT, run_compaction, "schedule and/or execute merge-on-read compaction"))
 register(Procedure("show_compaction", (
-    Param("table", "string"), Param("path", "string"), Param("limit", "int", 20),
+    Param("table", "string", doc="the table ([db.]name); or give path"),
+    Param("path", "string", doc="the table's base path; or give table"),
+    Param("limit", "int", 20, doc="at most this many compactions, newest first"),
 ), OUTPUT, show_compaction, "compactions of a merge-on-read table, newest first"))
 
 

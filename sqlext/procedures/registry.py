@@ -21,12 +21,35 @@ FAMILIES = ("compaction", "help", "hive_sync")
 
 @dataclass(frozen=True)
 class Param:
-    """One procedure parameter: name, SQL type name, default, and whether it is required."""
+    """One procedure parameter (Hudi ``ProcedureParameter``).
+
+    Attributes:
+        name: the name used in ``name => value``.
+        type: Spark SQL type name, as ``CALL help`` shows it (``string``, ``int``, ``long``, ``boolean``).
+        default: the value bound when the argument is not given.
+        required: whether the argument must be given.
+        choices: the valid values, when there is a fixed set (matched case-insensitively).
+        doc: what the parameter means, for ``CALL help(cmd => ...)``.
+    """
 
     name: str
     type: str
     default: Any = None
     required: bool = False
+    choices: tuple[str, ...] = ()
+    doc: str = ""
+
+    def check(self, procedure: str, value: Any) -> None:
+        """Raise when ``value`` is not one of :attr:`choices`.
+
+        Raises:
+            ProcedureError: names the procedure, the parameter, the valid values and the value given.
+        """
+        if not self.choices or value is None:
+            return
+        if str(value).strip().lower() not in {c.lower() for c in self.choices}:
+            raise ProcedureError(f"procedure {procedure}: {self.name} must be one of {', '.join(self.choices)}; "
+                                 f"got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -69,6 +92,7 @@ class Procedure:
                 name = by_name[name].name
             if name in bound:
                 raise ProcedureError(f"procedure {self.name}: argument {name} given twice")
+            by_name[name.lower()].check(self.name, arg.value)
             bound[name] = arg.value
         for param in self.params:
             if param.name not in bound:
@@ -103,6 +127,7 @@ def call(session: Session, statement: Call) -> DataFrame:
     """
     procedure = procedures().get(statement.name.lower())
     if procedure is None:
-        raise ProcedureError(f"procedure: {statement.name} is not exists (CALL help() lists the procedures)")
+        raise ProcedureError(f"procedure: {statement.name} is not exists (Hudi's words); the procedures are "
+                             f"{', '.join(sorted(procedures()))}; CALL help() describes them")
     args = procedure.bind(statement)
     return procedure.run(session, args)

@@ -3,6 +3,8 @@ inline compaction, bad input, and a compaction interrupted mid-way; every step c
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from engine.filegroup.naming import base_file_name
@@ -66,10 +68,38 @@ def test_schedule_write_while_pending_execute_and_show(session: Session, table_n
     assert [(r["timestamp"], r["state"]) for r in shown] == [(instant, "COMPLETED")]
 
 
+def test_run_compaction_with_nothing_to_do_returns_no_rows_and_says_why(
+        session: Session, table_name: str, caplog: pytest.LogCaptureFixture) -> None:
+    """As Hudi's RunCompactionProcedure: nothing pending or nothing triggered is an empty result, not an
+    error; the reason is logged in the trigger strategy's own terms."""
+    make_mor(session, table_name)
+    with caplog.at_level(logging.INFO, logger="sqlext.procedures"):
+        assert session.sql(f"CALL run_compaction(op => 'execute', table => '{table_name}')").collect() == []
+        assert session.sql(f"CALL run_compaction(op => 'run', table => '{table_name}')").collect() == []
+    said = " ".join(r.getMessage() for r in caplog.records if r.name.startswith("sqlext.procedures"))
+    assert "no pending compaction to execute" in said
+    assert ("hoodie.compact.inline.trigger.strategy=NUM_COMMITS asks for 5 delta commits since the last "
+            "compaction (hoodie.compact.inline.max.delta.commits), and there are 2") in said
+    with pytest.raises(ProcedureError, match="op must be one of schedule, execute, scheduleAndExecute, run"):
+        session.sql(f"CALL run_compaction(op => 'compact', table => '{table_name}')")
+    with pytest.raises(ProcedureError, match="specific 20990101000000000 instants is not exist"):
+        session.sql(f"CALL run_compaction(op => 'execute', table => '{table_name}', "
+                    "instants => '20990101000000000')")
+
+
+def test_help_shows_valid_values_and_real_defaults(session: Session) -> None:
+    text = session.sql("CALL help(cmd => 'run_compaction')").collect()[0][0]
+    op_line = next(line for line in text.splitlines() if line.strip().startswith("op "))
+    assert "one of schedule, execute, scheduleAndExecute, run" in op_line and "true" in op_line
+    limit_line = next(line for line in text.splitlines() if line.strip().startswith("limit "))
+    assert "20" not in limit_line
+    show = session.sql("CALL help(cmd => 'show_compaction')").collect()[0][0]
+    assert any(line.split()[:3] == ["limit", "int", "20"] for line in show.splitlines()[2:])
+    assert "outputType:" in text and "operation_size" in text
+
+
 def test_run_compaction_errors_say_what_is_wrong(session: Session, table_name: str) -> None:
     make_mor(session, table_name)
-    with pytest.raises(ProcedureError, match="no pending compaction"):
-        session.sql(f"CALL run_compaction(op => 'execute', table => '{table_name}')")
     cow = f"{table_name}_cow"
     session.sql(f"CREATE TABLE {cow} (id INT) USING hudi TBLPROPERTIES (primaryKey = 'id')")
     with pytest.raises(ProcedureError, match="needs a merge-on-read table"):

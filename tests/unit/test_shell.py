@@ -567,3 +567,38 @@ def test_metastore_subcommand_reaches_the_hive_sync_cli(tmp_path: Path, capsys: 
     rc = shell_module.main(["metastore", "status", "--port", str(free_port()), "--dir", str(tmp_path)])
     assert rc == 3  # stopped
     assert "metastore stopped" in capsys.readouterr().out
+
+
+def test_procedure_messages_are_shown_as_plain_lines_unless_silent(capsys: pytest.CaptureFixture[str]) -> None:
+    def handler(text: str) -> Any:
+        logging.getLogger("sqlext.procedures.compaction").info("run_compaction on t: no compaction scheduled")
+        logging.getLogger("engine.services.compaction").debug("internal detail")
+        return FakeDataFrame()
+
+    code, _, err = run(["-e", "CALL run_compaction(op => 'run', table => 't')"], FakeSession(handler), capsys)
+    assert code == 0
+    assert err[0] == "run_compaction on t: no compaction scheduled"
+    assert not any("internal detail" in line for line in err)
+    code, _, err = run(["-S", "-e", "CALL run_compaction(op => 'run', table => 't')"], FakeSession(handler), capsys)
+    assert code == 0 and err == []
+
+
+def test_help_lists_the_subcommands_and_each_has_its_own_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from sqlext import shell as shell_module
+
+    assert shell_module.main(["--help"]) == 0
+    text = capsys.readouterr().out
+    for usage in ("sqlext serve", "sqlext metastore start|stop|status", "sqlext hive-sync --base-path"):
+        assert usage in text
+    assert shell_module.main(["metastore", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "usage: sqlext metastore" in text and "(default: 9083)" in text and "(default: ./metastore)" in text
+    assert shell_module.main(["hive-sync", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "usage: sqlext hive-sync" in text and "run_sync_tool.sh" in text
+    assert "sets hoodie.datasource.hive_sync.database" in text and "(default: default)" in text
+    from sqlext import serve
+
+    assert serve.main(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert "10000" in text and "127.0.0.1" in text
