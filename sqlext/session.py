@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -210,11 +211,19 @@ def connect(
         spark = builder.enableHiveSupport().getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
         quiet_jvm_loggers(spark)
-        open_catalog(spark, wh if embedded else None)
-    else:
-        configured = spark.conf.get("spark.sql.warehouse.dir", None) or str(default_warehouse())
-        wh = Path(configured.removeprefix("file:"))
-        for key, value in (conf or {}).items():
-            spark.conf.set(str(key), str(value))
+        # Registering a Python data source costs the JVM about 1.5 s; it overlaps with opening the catalog.
+        with ThreadPoolExecutor(1, thread_name_prefix="sqlext-register") as pool:
+            registered = pool.submit(spark.dataSource.register, HudiDataSource)
+            try:
+                open_catalog(spark, wh if embedded else None)
+            except BaseException:
+                wait([registered])  # its own failure, if any, says less than the catalog's
+                raise
+            registered.result()
+        return Session(spark, wh)
+    configured = spark.conf.get("spark.sql.warehouse.dir", None) or str(default_warehouse())
+    wh = Path(configured.removeprefix("file:"))
+    for key, value in (conf or {}).items():
+        spark.conf.set(str(key), str(value))
     spark.dataSource.register(HudiDataSource)
     return Session(spark, wh)
