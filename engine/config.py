@@ -216,6 +216,16 @@ class WriteConfig:
     INSERT_DUP_POLICY = str_property("hoodie.datasource.insert.dup.policy", "none", "none, drop or fail.")
     OVERWRITE_MODE = str_property("hoodie.datasource.overwrite.mode", None, "STATIC or DYNAMIC partition overwrite.")
     AUTO_COMMIT = bool_property("hoodie.auto.commit", True, "Commit at the end of the write.")
+    WRITE_CONCURRENCY_MODE = str_property(
+        "hoodie.write.concurrency.mode", "SINGLE_WRITER",
+        "SINGLE_WRITER: one writer at a time; a second writer that finds a live pending write fails at once. "
+        "OPTIMISTIC_CONCURRENCY_CONTROL is not supported yet (an error).")
+    HEARTBEAT_INTERVAL_MS = int_property("hoodie.client.heartbeat.interval_in_ms", 60000,
+                                         "How often (ms, at least 1000) a writer refreshes "
+                                         ".hoodie/.heartbeat/<instant> (Hudi HoodieHeartbeatClient).")
+    HEARTBEAT_TOLERABLE_MISSES = int_property("hoodie.client.heartbeat.tolerable.misses", 2,
+                                              "Missed beats after which a pending instant's writer is taken "
+                                              "to be dead and its instant may be rolled back.")
 
 
 class IndexConfig:

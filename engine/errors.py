@@ -58,6 +58,18 @@ class CommitConflict(EngineError):
     retryable = True
 
 
+class ConcurrentWriteError(EngineError):
+    """Another live writer (its heartbeat is fresh) holds a pending instant of the table, and the table
+    allows one writer at a time (``hoodie.write.concurrency.mode=SINGLE_WRITER``). Raised before this
+    writer changed anything; the message names the table, the live instant, its action and its writer.
+
+    Attributes:
+        retryable: always ``True``: once the other writer finishes, running again is safe.
+    """
+
+    retryable = True
+
+
 class WriteError(EngineError):
     """A write failed after its instant was started; the instant is left inflight and the next writer
     rolls it back."""

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.config import CompactionConfig, HoodieConfig
-from engine.errors import TableServiceError
+from engine.errors import ConcurrentWriteError, TableServiceError
 from engine.filegroup.naming import base_file_name
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
 from engine.formats.base_file import BaseFileWriter
@@ -43,6 +43,7 @@ from engine.timeline.avro_serde import deserialize, serialize
 from engine.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteStat
 from engine.timeline.instant import Instant, State, parse_instant_time
 from engine.write.handles import TaskIdentity
+from engine.write.heartbeat import HeartbeatClient, HeartbeatStatus
 from engine.write.markers import IOType, Marker, create_marker, delete_marker_dir, list_markers
 
 logger = logging.getLogger(__name__)
@@ -332,13 +333,33 @@ def _compact_operation(ctx: CompactionContext, op: CompactionOperation, task: Ta
     )
 
 
+def compaction_in_progress_error(table: Table, instant_time: str, status: HeartbeatStatus,
+                                 heartbeats: HeartbeatClient) -> ConcurrentWriteError:
+    """The one-line error for a compaction another live process is executing."""
+    return ConcurrentWriteError(
+        f"compaction {instant_time} of table {table.name} at {table.base_path} is being executed by another "
+        f"writer ({status.describe(heartbeats.now_ms())}, live heartbeat); it is not rolled back or run twice: "
+        f"wait for it to finish")
+
+
 def start_compaction(table: Table, instant_time: str) -> Instant:
     """Move a requested compaction to inflight (an inflight one is rolled back first: its partial files are
-    removed through its markers, then it runs again)."""
+    removed through its markers, then it runs again).
+
+    Raises:
+        TableServiceError: no pending compaction at ``instant_time``.
+        ConcurrentWriteError: the compaction is inflight and another process executes it (its heartbeat
+            is live and not the caller's own).
+    """
     for instant in pending_compactions(table):
         if instant.timestamp != instant_time:
             continue
         if instant.state is State.INFLIGHT:
+            heartbeats = HeartbeatClient.from_config(table.storage, table.base_path, table.config)
+            if not heartbeats.is_running(instant_time):
+                status = heartbeats.status(instant_time)
+                if status.live:
+                    raise compaction_in_progress_error(table, instant_time, status, heartbeats)
             _remove_partial_files(table, instant_time)
             table.timeline.revert_to_requested(instant)
             table.timeline.reload()

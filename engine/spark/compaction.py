@@ -17,6 +17,7 @@ from engine.services.compaction import (
     CompactionOperation,
     compact_operation,
     compaction_context,
+    compaction_in_progress_error,
     complete_compaction,
     pending_compactions,
     read_plan,
@@ -27,6 +28,7 @@ from engine.spark import tasks
 from engine.spark.writer import failure_summary
 from engine.table import Table
 from engine.timeline.commit_metadata import WriteStat
+from engine.write.commit import heartbeat_client
 
 logger = logging.getLogger(__name__)
 
@@ -53,34 +55,50 @@ def execute_compaction(spark: SparkSession, table: Table, instant_time: str,
                        options: dict[str, str] | None = None) -> CompactionMetrics:
     """Execute the pending compaction ``instant_time`` and commit it.
 
+    The compaction keeps a heartbeat (``.hoodie/.heartbeat/<instant>``) while it runs, so another run
+    never rolls it back or executes it twice.
+
     Raises:
         TableServiceError: no such pending compaction, or a task failed (the compaction stays inflight and
             the next run rolls back its partial files and runs it again).
+        ConcurrentWriteError: another live process is executing this compaction.
+        WriteError: this run's heartbeat expired before the commit (run it again).
     """
     conf = table.config.overlay(options)
     operations = read_plan(table, instant_time)
-    inflight = start_compaction(table, instant_time)
-    ctx = compaction_context(table, instant_time, conf)
-    rows = [(json.dumps(op.to_avro()),) for op in operations]
-    frame = spark.createDataFrame(rows, "operation string")
-    frame = frame.repartition(max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2)))
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        task = tasks.current_task()
-        for batch in batches:
-            stats = [compact_operation(ctx, CompactionOperation.from_avro(json.loads(raw)), task)
-                     for raw in batch.column(0).to_pylist()]
-            yield tasks.stats_batch(stats)
-
+    heartbeats = heartbeat_client(table, conf)
+    status = heartbeats.status(instant_time)
+    if status.live:
+        raise compaction_in_progress_error(table, instant_time, status, heartbeats)
+    # The heartbeat runs from before the instant goes inflight until it completes or this run fails; a
+    # failed run leaves the compaction inflight without heartbeat, so the next run redoes it.
+    heartbeats.start(instant_time)
     try:
-        collected = frame.mapInArrow(run, tasks.STATS_SCHEMA_DDL).collect()
-    except Exception as exc:
-        raise TableServiceError(
-            f"compaction {instant_time} of {table.base_path} failed and stays inflight; run it again "
-            f"(CALL run_compaction(op => 'execute', ...)) to roll back its partial files and retry: "
-            f"{failure_summary(exc)}") from exc
-    stats = [WriteStat.from_dict(json.loads(r[0])) for r in collected]
-    complete_compaction(table, inflight, stats)
+        inflight = start_compaction(table, instant_time)
+        ctx = compaction_context(table, instant_time, conf)
+        rows = [(json.dumps(op.to_avro()),) for op in operations]
+        frame = spark.createDataFrame(rows, "operation string")
+        frame = frame.repartition(max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2)))
+
+        def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            task = tasks.current_task()
+            for batch in batches:
+                stats = [compact_operation(ctx, CompactionOperation.from_avro(json.loads(raw)), task)
+                         for raw in batch.column(0).to_pylist()]
+                yield tasks.stats_batch(stats)
+
+        try:
+            collected = frame.mapInArrow(run, tasks.STATS_SCHEMA_DDL).collect()
+        except Exception as exc:
+            raise TableServiceError(
+                f"compaction {instant_time} of {table.base_path} failed and stays inflight; run it again "
+                f"(CALL run_compaction(op => 'execute', ...)) to roll back its partial files and retry: "
+                f"{failure_summary(exc)}") from exc
+        stats = [WriteStat.from_dict(json.loads(r[0])) for r in collected]
+        heartbeats.abort_if_expired(instant_time)
+        complete_compaction(table, inflight, stats)
+    finally:
+        heartbeats.stop(instant_time)
     return CompactionMetrics(instant_time, len(stats), sum(s.total_log_files_compacted or 0 for s in stats),
                              sum(s.num_writes for s in stats), sum(s.total_write_bytes for s in stats), stats)
 

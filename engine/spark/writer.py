@@ -2,7 +2,8 @@
 
 One entry point, :func:`write_dataframe`, serves INSERT, bulk insert, upsert, delete and the overwrites:
 
-1. start the instant (rolling back failed writes first);
+1. start the instant (failing at once when another writer is live, rolling back failed writes first) and
+   its heartbeat, which stops when the instant completes or is rolled back;
 2. add record keys and partition paths (executors, ``mapInArrow``), unless the input is *prepped*
    (already carries ``_hoodie_record_key``, ``_hoodie_partition_path`` and ``_hoodie_file_id``);
 3. bulk insert: executors stream rows into new file groups; otherwise tag records with the simple index
@@ -43,7 +44,7 @@ from engine.spark.schema import arrow_to_spark
 from engine.table import Table
 from engine.timeline.commit_metadata import WriteStat
 from engine.write.append_handle import LatestSlice
-from engine.write.commit import finish_write, start_write
+from engine.write.commit import finish_write, heartbeat_client, start_write
 from engine.write.handles import WriteContext
 from engine.write.metrics import WriteMetrics
 from engine.write.operation import WriteOperation
@@ -280,6 +281,8 @@ def write_dataframe(
         The write's metrics (instant, row and file counts, bytes, milliseconds per phase).
 
     Raises:
+        ConcurrentWriteError: another live writer has a pending write on the table (single-writer mode);
+            nothing was changed.
         EngineError: the write failed; it was rolled back and the table reads its last commit.
     """
     metrics = WriteMetrics(operation=operation.value)
@@ -288,25 +291,26 @@ def write_dataframe(
     # The commit's schema in Hudi's canonical form (["null", T] with null defaults), whatever form the
     # stored schema had (hoodie.table.create.schema uses [T, "null"]).
     avro_schema = arrow_to_avro(data_schema, table.name)
-    with metrics.phase("start"):
-        instant = start_write(table, operation)
-    metrics.instant = instant.timestamp
-    ctx = WriteContext(
-        storage=table.storage,
-        base_path=table.base_path,
-        instant_time=instant.timestamp,
-        data_schema=data_schema,
-        avro_schema=add_meta_fields(avro_schema),
-        props=conf.overlay({
-            WriteConfig.COMBINE_BEFORE_UPSERT.key: str(
-                conf.get(WriteConfig.COMBINE_BEFORE_INSERT) if operation in (
-                    WriteOperation.INSERT, WriteOperation.INSERT_OVERWRITE,
-                    WriteOperation.INSERT_OVERWRITE_TABLE)
-                else conf.get(WriteConfig.COMBINE_BEFORE_UPSERT)).lower()
-        }).as_dict(),
-    )
+    write_props = conf.overlay({
+        WriteConfig.COMBINE_BEFORE_UPSERT.key: str(
+            conf.get(WriteConfig.COMBINE_BEFORE_INSERT) if operation in (
+                WriteOperation.INSERT, WriteOperation.INSERT_OVERWRITE,
+                WriteOperation.INSERT_OVERWRITE_TABLE)
+            else conf.get(WriteConfig.COMBINE_BEFORE_UPSERT)).lower()
+    }).as_dict()
     persisted: list[DataFrame] = []
+    with metrics.phase("start"):
+        instant = start_write(table, operation, conf)
     try:
+        metrics.instant = instant.timestamp
+        ctx = WriteContext(
+            storage=table.storage,
+            base_path=table.base_path,
+            instant_time=instant.timestamp,
+            data_schema=data_schema,
+            avro_schema=add_meta_fields(avro_schema),
+            props=write_props,
+        )
         replaced: dict[str, list[str]] = {}
         if operation is WriteOperation.BULK_INSERT:
             stats = _bulk_insert(df, table, conf, ctx, metrics, prepped, data_schema)
@@ -322,6 +326,8 @@ def write_dataframe(
         logger.info("%s %s on %s: %s", operation.value, instant.timestamp, table.base_path, metrics)
     except BaseException as exc:
         cause = exc if isinstance(exc, EngineError) else unwrap_task_error(exc)
+        if _is_completed(table, instant.timestamp):
+            raise  # what failed came after the commit (markers, heartbeat); the commit stands
         try:
             rollback_instant(table, instant)
         except Exception:  # noqa: BLE001 - the next writer rolls it back
@@ -336,6 +342,9 @@ def write_dataframe(
             f"rolled back: {failure_summary(exc)}"
         ) from exc
     finally:
+        # Completed or rolled back, the heartbeat is gone by now; this also covers a rollback that failed
+        # (the instant is then a failed write for the next writer) and an interrupt inside the rollback.
+        heartbeat_client(table, conf).stop(instant.timestamp)
         for frame in persisted:
             frame.unpersist()
     if table.is_mor and conf.get(CompactionConfig.INLINE):
@@ -345,6 +354,14 @@ def write_dataframe(
         with metrics.phase("compaction"):
             run_inline_compaction(spark, table, dict(options or {}))
     return metrics
+
+
+def _is_completed(table: Table, instant_time: str) -> bool:
+    """Whether ``instant_time`` completed (re-reads the timeline; ``False`` when it cannot be read)."""
+    try:
+        return any(i.is_completed for i in table.timeline.reload().find(instant_time))
+    except EngineError:
+        return False
 
 
 def _bulk_insert(

@@ -1,10 +1,11 @@
 """Starting and completing a write on the timeline (Hudi ``BaseHoodieWriteClient.startCommit`` /
 ``commitStats``).
 
-``start_write`` rolls back any failed write first, then writes ``T.<action>.requested`` and the inflight
-file; ``finish_write`` removes files of failed task attempts (found through markers), writes the
-completed instant atomically and deletes the markers. A commit is visible only once its completed
-instant file exists.
+``start_write`` fails at once when another writer is live (single-writer mode), rolls back any failed
+write, starts the instant's heartbeat, then writes ``T.<action>.requested`` and the inflight file;
+``finish_write`` removes files of failed task attempts (found through markers), writes the completed
+instant atomically, deletes the markers and stops the heartbeat. A commit is visible only once its
+completed instant file exists.
 """
 
 from __future__ import annotations
@@ -14,28 +15,93 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.config import HoodieConfig, WriteConfig
+from engine.errors import ConcurrentWriteError, ConfigError
 from engine.table import Table
 from engine.timeline.avro_serde import serialize
 from engine.timeline.commit_metadata import CommitMetadata, WriteStat
 from engine.timeline.instant import Instant, new_instant_time
+from engine.write.heartbeat import HeartbeatClient, HeartbeatStatus
 from engine.write.markers import delete_marker_dir, list_markers
 from engine.write.operation import WriteOperation, commit_action
-from engine.write.rollback import rollback_failed_writes
+from engine.write.rollback import pending_writes, rollback_failed_writes
 
 logger = logging.getLogger(__name__)
 
 
-def start_write(table: Table, operation: WriteOperation) -> Instant:
-    """Begin a write: roll back failed writes, then create the requested and inflight instants.
+SINGLE_WRITER = "SINGLE_WRITER"
+_MULTI_WRITER_MODES = ("OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCURRENCY_CONTROL")
+
+
+def heartbeat_client(table: Table, conf: HoodieConfig | None = None) -> HeartbeatClient:
+    """The heartbeat client of ``table`` with the interval and misses of ``conf`` (default: the table's).
+
+    Raises:
+        ConfigError: bad heartbeat settings.
+    """
+    return HeartbeatClient.from_config(table.storage, table.base_path, conf if conf is not None else table.config)
+
+
+def check_concurrency_mode(table: Table, conf: HoodieConfig) -> None:
+    """Only ``hoodie.write.concurrency.mode=SINGLE_WRITER`` (Hudi's default) is supported.
+
+    Raises:
+        ConfigError: another mode, naming the key and the table.
+    """
+    key = WriteConfig.WRITE_CONCURRENCY_MODE.key
+    mode = conf.get(WriteConfig.WRITE_CONCURRENCY_MODE).strip().upper()
+    if mode in _MULTI_WRITER_MODES:
+        raise ConfigError(f"{key}={mode.lower()} is not supported yet (table {table.name} at {table.base_path}): "
+                          f"several concurrent writers come in a later release; remove the setting to write "
+                          f"with the default {SINGLE_WRITER.lower()} (one writer at a time)")
+    if mode != SINGLE_WRITER:
+        raise ConfigError(f"{key}={mode.lower()} is not a concurrency mode (table {table.name}); the supported "
+                          f"one is {SINGLE_WRITER.lower()}")
+
+
+def concurrent_write_error(table: Table, live: Sequence[tuple[Instant, HeartbeatStatus]],
+                           heartbeats: HeartbeatClient) -> ConcurrentWriteError:
+    """The one-line error for a writer that found live pending writes (oldest first) on ``table``."""
+    instant, status = live[0]
+    more = f" (and {len(live) - 1} more live instants)" if len(live) > 1 else ""
+    return ConcurrentWriteError(
+        f"table {table.name} at {table.base_path} is being written by another writer: {instant.action} "
+        f"instant {instant.timestamp} ({instant.state.name.lower()}) has a live heartbeat "
+        f"({status.describe(heartbeats.now_ms())}){more}; "
+        f"{WriteConfig.WRITE_CONCURRENCY_MODE.key}={SINGLE_WRITER.lower()} allows one writer at a time, so "
+        f"this write did not start: run it again when that one has finished (several concurrent writers, "
+        f"{WriteConfig.WRITE_CONCURRENCY_MODE.key}=optimistic_concurrency_control, are not supported yet)")
+
+
+def start_write(table: Table, operation: WriteOperation, conf: HoodieConfig | None = None) -> Instant:
+    """Begin a write (Hudi ``BaseHoodieWriteClient.startCommit``): fail if another writer is live, roll back
+    failed writes, start this instant's heartbeat, then create the requested and inflight instants.
+
+    The heartbeat (:mod:`engine.write.heartbeat`) runs until :func:`finish_write` completes the instant or
+    :func:`engine.write.rollback.rollback_instant` rolls it back; callers must call one of them.
 
     Args:
         table: the table (its timeline is reloaded).
         operation: the write operation.
+        conf: the write's options over the table config (default: the table config): concurrency mode and
+            heartbeat settings.
 
     Returns:
         The inflight instant; its ``timestamp`` is the instant time for file names and meta columns.
+
+    Raises:
+        ConfigError: an unsupported ``hoodie.write.concurrency.mode`` or bad heartbeat settings.
+        ConcurrentWriteError: a pending write instant has a live heartbeat (checked before anything is
+            changed, and again once this writer's requested instant exists: then this writer's requested
+            instant is deleted again).
     """
-    rolled_back = rollback_failed_writes(table)
+    conf = conf if conf is not None else table.config
+    check_concurrency_mode(table, conf)
+    heartbeats = heartbeat_client(table, conf)
+    live = [(i, s) for i, s in pending_writes(table, heartbeats) if s.live]
+    if live:
+        raise concurrent_write_error(table, live, heartbeats)
+    rolled_back = rollback_failed_writes(table, heartbeats)
     if rolled_back:
         logger.info("rolled back failed writes %s of %s", rolled_back, table.base_path)
     timeline = table.timeline
@@ -49,17 +115,45 @@ def start_write(table: Table, operation: WriteOperation) -> Instant:
             # As Hudi 0.14/0.15 write it for overwrites: every field null (see the fixtures).
             {"operationType": None, "clusteringPlan": None, "extraMetadata": None, "version": None},
         )
-    requested = timeline.create_requested(instant_time, action, requested_content)
-    workload = CommitMetadata(
-        partition_to_write_stats={},
-        compacted=False,
-        extra_metadata={},
-        operation_type=operation.commit_name,
-        partition_to_replace_file_ids={} if action == "replacecommit" else None,
-    )
-    inflight = timeline.transition_to_inflight(requested, workload.to_json())
+    # The heartbeat exists before the instant does, so no other writer ever sees this instant pending
+    # without a heartbeat (and takes it for a failed write).
+    heartbeats.start(instant_time)
+    requested: Instant | None = None
+    try:
+        requested = timeline.create_requested(instant_time, action, requested_content)
+        _give_way_to_other_writer(table, requested, heartbeats)
+        workload = CommitMetadata(
+            partition_to_write_stats={},
+            compacted=False,
+            extra_metadata={},
+            operation_type=operation.commit_name,
+            partition_to_replace_file_ids={} if action == "replacecommit" else None,
+        )
+        inflight = timeline.transition_to_inflight(requested, workload.to_json())
+    except BaseException:
+        if requested is not None:
+            timeline.delete_instant_files(instant_time, action)  # nothing was written under it yet
+        heartbeats.stop(instant_time)
+        raise
     logger.info("started %s %s on %s", action, instant_time, table.base_path)
     return inflight
+
+
+def _give_way_to_other_writer(table: Table, requested: Instant, heartbeats: HeartbeatClient) -> None:
+    """Two writers that both passed the first check before either created its instant: each creates its
+    heartbeat, then its instant, then looks again, so at least the later of the two looks sees the other
+    and gives way (deleting its requested instant). Both give way when both see each other: a rare retry,
+    never two writers going on.
+
+    Raises:
+        ConcurrentWriteError: another pending write instant has a live heartbeat.
+    """
+    if not any(i.timestamp != requested.timestamp for i in table.timeline.pending_commits()):
+        return
+    live = [(i, s) for i, s in pending_writes(table, heartbeats)
+            if i.timestamp != requested.timestamp and s.live]
+    if live:
+        raise concurrent_write_error(table, live, heartbeats)
 
 
 def _remove_files_of_failed_attempts(table: Table, instant: Instant, stats: Sequence[WriteStat]) -> int:
@@ -116,8 +210,17 @@ def finish_write(
             {p: list(ids) for p, ids in (replaced_file_ids or {}).items()} if is_replace else None
         ),
     )
-    table.timeline.complete(instant, metadata.to_json())
+    heartbeats = heartbeat_client(table)
+    try:
+        heartbeats.abort_if_expired(instant.timestamp)
+        table.timeline.complete(instant, metadata.to_json())
+    except BaseException:
+        # The instant is a failed write now: stop beating (this process then judges it dead at once) but
+        # keep the file until the caller's rollback, which deletes it.
+        heartbeats.stop(instant.timestamp, delete=False)
+        raise
     delete_marker_dir(table.storage, table.base_path, instant.timestamp)
+    heartbeats.stop(instant.timestamp)
     logger.info("completed %s %s on %s (%d files)", instant.action, instant.timestamp, table.base_path,
                 len(stats))
     return metadata

@@ -2,7 +2,8 @@
 back to listing when a write left no markers).
 
 A write that died after creating its instant leaves a requested/inflight commit, its markers and partial
-files. The next writer calls :func:`rollback_failed_writes` before it starts: for each failed instant it
+files. The next writer calls :func:`rollback_failed_writes` before it starts (only instants whose writer's
+heartbeat expired or never existed are failed, :mod:`engine.write.heartbeat`): for each failed instant it
 writes ``R.rollback.requested`` (Avro ``HoodieRollbackPlan``), ``R.rollback.inflight``, deletes the base
 files the failed write created, writes ``R.rollback`` (Avro ``HoodieRollbackMetadata``), and removes the
 failed instant's timeline files and markers.
@@ -20,6 +21,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from engine.errors import TimelineError
 from engine.filegroup.naming import (
     UNKNOWN_WRITE_TOKEN,
     log_file_name,
@@ -30,6 +32,7 @@ from engine.formats.log_format import CommandBlock, LogWriter
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize, serialize
 from engine.timeline.instant import Instant, State, new_instant_time
+from engine.write.heartbeat import HeartbeatClient, HeartbeatStatus
 from engine.write.markers import IOType, delete_marker_dir, list_markers
 
 logger = logging.getLogger(__name__)
@@ -50,13 +53,40 @@ def _is_pending_clustering(table: Table, instant: Instant) -> bool:
     return bool(plan.get("clusteringPlan"))
 
 
-def failed_writes(table: Table) -> list[Instant]:
-    """Pending commit/deltacommit/replacecommit instants (not pending clustering), oldest first."""
+def pending_writes(table: Table, heartbeats: HeartbeatClient | None = None) -> \
+        list[tuple[Instant, HeartbeatStatus]]:
+    """Pending commit/deltacommit/replacecommit instants (not pending clustering), oldest first, each with
+    what its heartbeat says (one listing of ``.hoodie/.heartbeat``).
+
+    Args:
+        table: the table (its timeline is reloaded).
+        heartbeats: judges heartbeats; default: from the table config.
+    """
     table.timeline.reload()
-    return [
-        i for i in table.timeline.pending()
-        if i.action in WRITE_ACTIONS and not _is_pending_clustering(table, i)
-    ]
+    pending = [i for i in table.timeline.pending()
+               if i.action in WRITE_ACTIONS and not _is_pending_clustering(table, i)]
+    if not pending:
+        return []
+    client = heartbeats or HeartbeatClient.from_config(table.storage, table.base_path, table.config)
+    statuses = client.statuses(i.timestamp for i in pending)
+    return [(i, statuses[i.timestamp]) for i in pending]
+
+
+def failed_writes(table: Table, heartbeats: HeartbeatClient | None = None) -> list[Instant]:
+    """Pending write instants whose writer is dead (heartbeat expired or absent, Hudi EAGER policy for
+    instants without one), oldest first. Instants with a live heartbeat are never returned; an instant
+    that completed while its heartbeat was being read is not returned either (the timeline is read
+    again after the heartbeats, and a writer deletes its heartbeat only after completing)."""
+    candidates = pending_writes(table, heartbeats)
+    for instant, status in candidates:
+        if status.live:
+            logger.info("pending %s %s of %s has a live heartbeat; not rolling it back", instant.action,
+                        instant.timestamp, table.base_path)
+    dead = [i for i, status in candidates if status.expired]
+    if not dead:
+        return []
+    still_pending = {(i.timestamp, i.action) for i in table.timeline.reload().pending()}
+    return [i for i in dead if (i.timestamp, i.action) in still_pending]
 
 
 @dataclass
@@ -126,10 +156,14 @@ def rollback_instant(table: Table, failed: Instant) -> str:
     Raises:
         StorageError: a file could not be deleted or the rollback block written (the rollback stays
             inflight and is redone next time).
+        TimelineError: the instant has completed meanwhile (nothing is changed).
     """
     start = time.monotonic()
     storage = table.storage
     timeline = table.timeline
+    if any(i.is_completed and i.action == failed.action for i in timeline.reload().find(failed.timestamp)):
+        raise TimelineError(f"{failed.action} {failed.timestamp} of {table.base_path} has completed; a "
+                            f"completed commit is never rolled back as a failed write")
     rollback_time = new_instant_time(timeline.all_instant_times())
     work = _rollback_work(table, failed)
     instant_info = {"commitTime": failed.timestamp, "action": failed.action}
@@ -176,6 +210,8 @@ def rollback_instant(table: Table, failed: Instant) -> str:
     timeline.complete(inflight, serialize("HoodieRollbackMetadata", metadata))
     timeline.delete_instant_files(failed.timestamp, failed.action)
     delete_marker_dir(storage, table.base_path, failed.timestamp)
+    # Last, as Hudi: while the rollback runs, its own writer's heartbeat keeps other writers away.
+    HeartbeatClient.from_config(storage, table.base_path, table.config).stop(failed.timestamp)
     blocks = sum(len(m["rollbackLogFiles"]) for m in partition_metadata.values())
     logger.warning("rolled back failed %s %s of %s: %d files deleted, %d rollback blocks written "
                    "(rollback instant %s)", failed.action, failed.timestamp, table.base_path, deleted_total,
@@ -183,10 +219,11 @@ def rollback_instant(table: Table, failed: Instant) -> str:
     return rollback_time
 
 
-def rollback_failed_writes(table: Table) -> list[str]:
-    """Roll back every failed write of ``table`` (oldest first); returns the instants rolled back."""
+def rollback_failed_writes(table: Table, heartbeats: HeartbeatClient | None = None) -> list[str]:
+    """Roll back every failed write of ``table`` (oldest first; see :func:`failed_writes`: never one
+    with a live heartbeat); returns the instants rolled back."""
     done = []
-    for failed in failed_writes(table):
+    for failed in failed_writes(table, heartbeats):
         rollback_instant(table, failed)
         done.append(failed.timestamp)
     if done:
