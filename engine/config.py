@@ -216,6 +216,11 @@ class WriteConfig:
     INSERT_DUP_POLICY = str_property("hoodie.datasource.insert.dup.policy", "none", "none, drop or fail.")
     OVERWRITE_MODE = str_property("hoodie.datasource.overwrite.mode", None, "STATIC or DYNAMIC partition overwrite.")
     AUTO_COMMIT = bool_property("hoodie.auto.commit", True, "Commit at the end of the write.")
+    FAILED_WRITES_CLEANER_POLICY = str_property(
+        "hoodie.cleaner.policy.failed.writes", "EAGER",
+        "EAGER: a writer rolls back failed writes (pending instants whose heartbeat has expired, or that have "
+        "none) before it starts. LAZY (the cleaner rolls them back, for several writers) is not supported yet "
+        "(an error).")
     WRITE_CONCURRENCY_MODE = str_property(
         "hoodie.write.concurrency.mode", "SINGLE_WRITER",
         "SINGLE_WRITER: one writer at a time; a second writer that finds a live pending write fails at once. "

@@ -43,10 +43,11 @@ def heartbeat_client(table: Table, conf: HoodieConfig | None = None) -> Heartbea
 
 
 def check_concurrency_mode(table: Table, conf: HoodieConfig) -> None:
-    """Only ``hoodie.write.concurrency.mode=SINGLE_WRITER`` (Hudi's default) is supported.
+    """Only ``hoodie.write.concurrency.mode=SINGLE_WRITER`` and ``hoodie.cleaner.policy.failed.writes=EAGER``
+    (Hudi's defaults) are supported.
 
     Raises:
-        ConfigError: another mode, naming the key and the table.
+        ConfigError: another mode or policy, naming the key and the table.
     """
     key = WriteConfig.WRITE_CONCURRENCY_MODE.key
     mode = conf.get(WriteConfig.WRITE_CONCURRENCY_MODE).strip().upper()
@@ -57,6 +58,12 @@ def check_concurrency_mode(table: Table, conf: HoodieConfig) -> None:
     if mode != SINGLE_WRITER:
         raise ConfigError(f"{key}={mode.lower()} is not a concurrency mode (table {table.name}); the supported "
                           f"one is {SINGLE_WRITER.lower()}")
+    policy_key = WriteConfig.FAILED_WRITES_CLEANER_POLICY.key
+    policy = conf.get(WriteConfig.FAILED_WRITES_CLEANER_POLICY).strip().upper()
+    if policy != "EAGER":
+        raise ConfigError(f"{policy_key}={policy.lower()} is not supported yet (table {table.name}): failed writes "
+                          "are rolled back eagerly, by the next writer, once their heartbeat has expired; remove "
+                          "the setting")
 
 
 def concurrent_write_error(table: Table, live: Sequence[tuple[Instant, HeartbeatStatus]],

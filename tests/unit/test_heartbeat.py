@@ -267,7 +267,10 @@ def test_an_unsupported_concurrency_mode_is_an_error(tmp_path: Path) -> None:
         start_write(table, WriteOperation.UPSERT, occ)
     with pytest.raises(ConfigError, match="hoodie.write.concurrency.mode=bogus is not a concurrency mode"):
         start_write(table, WriteOperation.UPSERT, HoodieConfig({"hoodie.write.concurrency.mode": "bogus"}))
-    single = HoodieConfig({"hoodie.write.concurrency.mode": "single_writer"})
+    with pytest.raises(ConfigError, match="hoodie.cleaner.policy.failed.writes=lazy is not supported yet"):
+        start_write(table, WriteOperation.UPSERT, HoodieConfig({"hoodie.cleaner.policy.failed.writes": "LAZY"}))
+    single = HoodieConfig({"hoodie.write.concurrency.mode": "single_writer",
+                           "hoodie.cleaner.policy.failed.writes": "eager"})
     finish_write(table, start_write(table, WriteOperation.UPSERT, single), WriteOperation.UPSERT, [], SCHEMA)
     assert not table.timeline.reload().pending()
 
