@@ -48,6 +48,18 @@ class InvalidRecordKey(EngineError):
     """A record key or partition path could not be built (null/empty key field, unknown field)."""
 
 
+class UnsafePartitionPath(InvalidRecordKey):
+    """A partition value would make a partition path that leaves the table's base path, or is not a
+    valid folder name (a ``.``/``..`` or empty segment, a hidden ``.x`` folder readers skip, an absolute
+    path, a control character). Raised before any data file or marker is written; the message names the table, the partition field, the
+    value and ``hoodie.datasource.write.partitionpath.urlencode`` (which stores such values escaped)."""
+
+
+class UnsafePath(StorageError):
+    """A write, delete or mkdir was handed a path with a ``..`` segment below the storage's root (the
+    table's base path): a defence-in-depth check that a path built from data never leaves the table."""
+
+
 class CommitConflict(EngineError):
     """Another writer committed to the same file groups since this writer started.
 

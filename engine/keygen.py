@@ -79,7 +79,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.config import HoodieConfig, KeyGenConfig, TableConfig, parse_bool, parse_list
-from engine.errors import ConfigError, InvalidRecordKey
+from engine.errors import ConfigError, InvalidRecordKey, UnsafePartitionPath
+from engine.partition_path import escape_leading_dot, first_unsafe, unsafe_partition_message
 
 logger = logging.getLogger(__name__)
 
@@ -1211,7 +1212,9 @@ class KeyGenerator:
         key_class_name: str | None = None,
         sql_writer: bool = False,
         sql_partition_types: dict[str, str] | None = None,
+        table_name: str | None = None,
     ) -> None:
+        self.table_name = table_name
         self.record_key_fields = list(record_key_fields)
         self.partition_fields = list(partition_fields)
         self.hive_style = hive_style
@@ -1328,6 +1331,7 @@ class KeyGenerator:
             key_class_name=cls_name,
             sql_writer=sql_writer,
             sql_partition_types=sql_types,
+            table_name=conf.raw(TableConfig.NAME),
         )
         if kind in (KeyGenType.SIMPLE, KeyGenType.TIMESTAMP) and len(record_keys) > 1:
             raise ConfigError(
@@ -1409,12 +1413,21 @@ class KeyGenerator:
 
         Raises:
             InvalidRecordKey: a partition field is missing, has an unsupported type or cannot be parsed.
+            UnsafePartitionPath: a field's segment would leave the base path or is not a valid folder
+                name (:mod:`engine.partition_path`); the message names table, field, value and setting.
             ConfigError: a CustomKeyGenerator field has no ``:simple``/``:timestamp`` type.
         """
         n = data.num_rows
         if not self.partition_fields:
             return pa.array([""] * n, pa.string()) if n else pa.array([], pa.string())
         segments = [self._partition_segment(data, i) for i in range(len(self.partition_fields))]
+        for i, segment in enumerate(segments):
+            row = first_unsafe(segment)
+            if row is not None:
+                field = self.partition_fields[i]
+                value = _resolve_field(data, field)[row].as_py()
+                raise UnsafePartitionPath(unsafe_partition_message(
+                    self.table_name, field, value, str(segment[row].as_py()), self.url_encode))
         if len(segments) == 1:
             paths = segments[0]
         else:
@@ -1498,6 +1511,8 @@ class KeyGenerator:
         default = pc.or_kleene(pc.is_null(values), pc.equal(pc.utf8_length(values), 0)).fill_null(True)
         if self.url_encode:
             values = escape_path_names(values)
+            if not self.hive_style:
+                values = escape_leading_dot(values)
         values = pc.if_else(default, DEFAULT_PARTITION_PATH, values)
         if self.hive_style:
             values = pc.binary_join_element_wise(pa.scalar(field + "=", pa.string()), values, "")
@@ -1766,6 +1781,8 @@ def _timestamp_segment(
         texts = texts.fill_null(default)
     if gen.url_encode:
         texts = escape_path_names(texts)
+        if not gen.hive_style:
+            texts = escape_leading_dot(texts)
     if gen.hive_style:
         texts = pc.binary_join_element_wise(pa.scalar(field + "=", pa.string()), texts, "")
     return texts

@@ -18,6 +18,10 @@ Atomicity (what the timeline relies on):
   (POSIX ``rename``/``link``); on object stores pyarrow's move is copy + delete and only "appears at once"
   to the extent the store guarantees it.
 * :meth:`Storage.create_if_absent` uses ``O_CREAT | O_EXCL`` locally; elsewhere it is check-then-write.
+
+Path safety (defence in depth): every method that creates, writes, renames or deletes refuses a path with a
+``..`` segment below the storage's root (the URI it was built for, the table's base path), raising
+:class:`~engine.errors.UnsafePath`, so a path built from data can never walk out of the table.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from engine.errors import StorageError
+from engine.errors import StorageError, UnsafePath
+from engine.partition_path import parent_segment
 
 LOG = logging.getLogger(__name__)
 
@@ -148,6 +153,25 @@ class Storage:
         if path.startswith("file:"):
             return path[len("file:"):]
         return path.rstrip("/") if len(path) > 1 else path
+
+    def _guard(self, path: str) -> None:
+        """Refuse a write/delete ``path`` with a ``..`` segment below the storage's root (the whole path
+        when it is not below the root).
+
+        Raises:
+            UnsafePath: naming the path and the root.
+        """
+        internal = self._p(path)
+        try:
+            root = self._p(self._uri)
+        except StorageError:
+            root = ""
+        relative = internal
+        if root and (internal == root or internal.startswith(root.rstrip("/") + "/")):
+            relative = internal[len(root.rstrip("/")):]
+        if parent_segment(relative):
+            raise UnsafePath(f"refusing to write or delete '{path}': it has a '..' segment below "
+                             f"'{self._uri}' and could leave the table's base path")
 
     def _out(self, like: str, internal: str) -> str:
         """``internal`` (pyarrow form) rendered in the same form as the caller's path ``like``."""
@@ -271,7 +295,12 @@ class Storage:
     # ------------------------------------------------------------------ writes
 
     def makedirs(self, path: str) -> None:
-        """Create the directory ``path`` and its parents (no error if it exists)."""
+        """Create the directory ``path`` and its parents (no error if it exists).
+
+        Raises:
+            UnsafePath: ``path`` has a ``..`` segment below the root (:meth:`_guard`).
+        """
+        self._guard(path)
         try:
             self.fs.create_dir(self._p(path), recursive=True)
         except (OSError, pa.ArrowException) as exc:
@@ -290,7 +319,12 @@ class Storage:
                 raise StorageError(f"cannot create directory for '{path}': {exc}") from exc
 
     def open_output(self, path: str) -> pa.NativeFile:
-        """A writable stream for ``path`` (parents created, existing file truncated); caller closes it."""
+        """A writable stream for ``path`` (parents created, existing file truncated); caller closes it.
+
+        Raises:
+            UnsafePath: ``path`` has a ``..`` segment below the root (:meth:`_guard`).
+        """
+        self._guard(path)
         self._make_parent(path)
         try:
             return self.fs.open_output_stream(self._p(path))
@@ -310,7 +344,11 @@ class Storage:
 
         Local filesystems use ``O_CREAT | O_EXCL`` (atomic against concurrent creators); other stores check
         existence first (not atomic).
+
+        Raises:
+            UnsafePath: ``path`` has a ``..`` segment below the root (:meth:`_guard`).
         """
+        self._guard(path)
         if self.is_local:
             self._make_parent(path)
             local = self._p(path)
@@ -353,7 +391,9 @@ class Storage:
 
         Raises:
             StorageError: the write or rename failed, or ``overwrite=False`` and the target exists.
+            UnsafePath: ``path`` has a ``..`` segment below the root (:meth:`_guard`).
         """
+        self._guard(path)
         temp = self._temp_sibling(path)
         self.write_bytes(temp, data)
         try:
@@ -381,7 +421,13 @@ class Storage:
             raise
 
     def rename(self, src: str, dst: str) -> None:
-        """Move ``src`` to ``dst`` (replacing ``dst``; atomic on local filesystems)."""
+        """Move ``src`` to ``dst`` (replacing ``dst``; atomic on local filesystems).
+
+        Raises:
+            UnsafePath: ``src`` or ``dst`` has a ``..`` segment below the root (:meth:`_guard`).
+        """
+        self._guard(src)
+        self._guard(dst)
         try:
             if self.is_local:
                 os.replace(self._p(src), self._p(dst))
@@ -391,7 +437,12 @@ class Storage:
             raise StorageError(f"cannot rename '{src}' to '{dst}': {exc}") from exc
 
     def delete(self, path: str) -> None:
-        """Delete the file ``path``; a missing file is not an error."""
+        """Delete the file ``path``; a missing file is not an error.
+
+        Raises:
+            UnsafePath: ``path`` has a ``..`` segment below the root (:meth:`_guard`).
+        """
+        self._guard(path)
         try:
             self.fs.delete_file(self._p(path))
         except FileNotFoundError:
@@ -402,7 +453,12 @@ class Storage:
             raise StorageError(f"cannot delete '{path}': {exc}") from exc
 
     def delete_dir(self, path: str) -> None:
-        """Delete the directory ``path`` and everything below it; a missing directory is not an error."""
+        """Delete the directory ``path`` and everything below it; a missing directory is not an error.
+
+        Raises:
+            UnsafePath: ``path`` has a ``..`` segment below the root (:meth:`_guard`).
+        """
+        self._guard(path)
         try:
             self.fs.delete_dir(self._p(path))
         except FileNotFoundError:

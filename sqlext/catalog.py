@@ -84,7 +84,20 @@ class Catalog:
 
     def default_location(self, database: str, name: str) -> str:
         """Where Spark puts a managed table: ``<warehouse>/<name>`` in ``default``, else
-        ``<warehouse>/<db>.db/<name>``."""
+        ``<warehouse>/<db>.db/<name>``.
+
+        Raises:
+            SqlAnalysisError: the database or table name is empty, ``.``/``..``, or holds a ``/``, ``\\`` or
+                a control character, so the location would not be one folder of its own in the warehouse
+                (``CREATE TABLE `../evil` ...``); nothing is created then.
+        """
+        for what, value in (("database", database), ("table", name)):
+            if (value in ("", ".", "..") or any(c in value for c in "/\\")
+                    or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)):
+                raise SqlAnalysisError(
+                    f"{what} name {value!r} cannot be a folder in the warehouse {self.warehouse} (empty, "
+                    "'.', '..', a '/' or '\\', or a control character); rename it, or give the table a "
+                    "LOCATION")
         if database == "default":
             return str(self.warehouse / name)
         return str(self.warehouse / f"{database}.db" / name)

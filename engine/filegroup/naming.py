@@ -27,6 +27,8 @@ _BASE_RE = re.compile(r"^([^_/]+)_([^_/]+)_(\d+)(\.[A-Za-z]+)$")
 # Hudi FSUtils.LOG_FILE_PATTERN, anchored at the end.
 _LOG_RE = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(\.cdc)?)?$")
 _TOKEN_RE = re.compile(r"^\d+-\d+-\d+$")
+_INSTANT_RE = re.compile(r"^\d+$")
+_EXTENSION_RE = re.compile(r"^\.[A-Za-z]+$")
 
 
 def new_file_id(n: int = 0) -> str:
@@ -44,14 +46,23 @@ def _check_part(value: str, what: str) -> None:
         raise ValueError(f"invalid {what} '{value}': must be non-empty without '_', '.' or '/'")
 
 
+def _check_instant(value: str) -> None:
+    if not _INSTANT_RE.match(value):
+        raise ValueError(f"invalid instant time '{value}' in a file name: expected digits")
+
+
 def base_file_name(file_id: str, token: str, instant: str, extension: str = BASE_FILE_EXTENSION) -> str:
     """``<fileId>_<token>_<instant><extension>``.
 
     Raises:
-        ValueError: file id or token contains ``_``, ``.`` or ``/``.
+        ValueError: file id or token contains ``_``, ``.`` or ``/``; the instant is not digits; the
+            extension is not ``.<letters>`` (so a name never holds a path separator or ``..``).
     """
     _check_part(file_id, "file id")
     _check_part(token, "write token")
+    _check_instant(instant)
+    if not _EXTENSION_RE.match(extension):
+        raise ValueError(f"invalid base file extension '{extension}': expected '.' and letters")
     return f"{file_id}_{token}_{instant}{extension}"
 
 
@@ -106,9 +117,12 @@ def log_file_name(file_id: str, base_instant: str, version: int, token: str,
     """``.<fileId>_<baseInstant>.<extension>.<version>_<token>`` (``FSUtils.makeLogFileName``).
 
     Raises:
-        ValueError: bad file id/token, or ``version`` < 1.
+        ValueError: bad file id/token/base instant/extension, or ``version`` < 1.
     """
     _check_part(file_id, "file id")
+    _check_instant(base_instant)
+    if not _EXTENSION_RE.match("." + extension):
+        raise ValueError(f"invalid log file extension '{extension}': expected letters")
     if not _TOKEN_RE.match(token):
         raise ValueError(f"invalid write token '{token}': expected <int>-<int>-<int>")
     if version < 1:

@@ -10,7 +10,9 @@ generator, which covers every case.
 
 A null or empty record key fails the query with ``InvalidRecordKey: ...`` naming the field and the row's
 key values (Spark's ``raise_error``); :func:`engine.spark.writer.unwrap_task_error` turns it back into
-:class:`engine.errors.InvalidRecordKey` on the driver.
+:class:`engine.errors.InvalidRecordKey` on the driver. Likewise a string partition value whose folder would
+leave the table or is not a valid folder name fails with ``UnsafePartitionPath: ...``
+(:mod:`engine.partition_path`, the same regex the Python key generator applies).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from engine.keygen import (
     KeyGenerator,
     KeyGenType,
 )
+from engine.partition_path import UNSAFE_SEGMENT_REGEX, URL_ENCODE_KEY
 
 _NATIVE_KINDS = (KeyGenType.SIMPLE, KeyGenType.COMPLEX, KeyGenType.NON_PARTITION, KeyGenType.GLOBAL_DELETE)
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
@@ -117,6 +120,26 @@ def record_key_column(keygen: KeyGenerator, schema: StructType, table_types: Map
     return F.when(all_bad, F.raise_error(message).cast(StringType())).otherwise(F.concat(*parts))
 
 
+def _refuse_unsafe(keygen: KeyGenerator, schema: StructType, field: str, segment: Column) -> Column:
+    """``segment``, or a query failure ``UnsafePartitionPath: ...`` when it matches
+    :data:`engine.partition_path.UNSAFE_SEGMENT_REGEX` (the same check and message shape as the Python
+    key generator; the value is shown JSON-escaped so control characters stay on one line)."""
+    name = _column_name(schema, field)
+    value = (F.regexp_extract(F.to_json(F.array(F.col(f"`{name}`"))), r"^\[(.*)\]$", 1)
+             if name is not None else F.lit("?"))
+    message = F.concat(
+        F.lit(f"UnsafePartitionPath: table {keygen.table_name or '<unnamed>'}: partition field '{field}' "
+              "value "), value,
+        F.lit(" makes a partition path that is not a plain folder under the table's base path (it has a "
+              "'..' or '.' folder, a hidden folder starting with '.', an empty folder name or a leading '/', "
+              "or a control character); no data file was written"
+              f" ({URL_ENCODE_KEY}=false). To store it, change the value, or create the table with "
+              f"'{URL_ENCODE_KEY}' = 'true' (TBLPROPERTIES) so partition values are stored escaped and "
+              "read back unchanged"))
+    return F.when(segment.rlike(UNSAFE_SEGMENT_REGEX), F.raise_error(message).cast(StringType())
+                  ).otherwise(segment)
+
+
 def partition_path_column(keygen: KeyGenerator, schema: StructType, table_types: Mapping[str, DataType]
                           ) -> Column | None:
     """``_hoodie_partition_path`` of each row as a Spark expression (``''`` when non-partitioned), or
@@ -140,5 +163,5 @@ def partition_path_column(keygen: KeyGenerator, schema: StructType, table_types:
         segment = F.when(_empty_or_null(value), F.lit(DEFAULT_PARTITION_PATH)).otherwise(value)
         if keygen.hive_style:
             segment = F.concat(F.lit(f"{field}="), segment)
-        segments.append(segment)
+        segments.append(_refuse_unsafe(keygen, schema, field, segment) if is_string else segment)
     return segments[0] if len(segments) == 1 else F.concat_ws(PARTITION_PATH_SEPARATOR, *segments)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from engine.errors import UnsafePath
+from engine.partition_path import check_relative_path
 from engine.storage import Storage
 
 
@@ -40,7 +42,16 @@ def marker_dir(base_path: str, instant_time: str) -> str:
 
 
 def create_marker(storage: Storage, base_path: str, instant_time: str, marker: Marker) -> None:
-    """Write the (empty) marker file for ``marker``; idempotent."""
+    """Write the (empty) marker file for ``marker``; idempotent.
+
+    Raises:
+        UnsafePath: the marker's partition path or file name is absolute, has an empty, ``.`` or ``..``
+            segment, or a control character, so the marker could land outside ``.hoodie/.temp``.
+    """
+    check_relative_path(marker.data_file_relative_path, f"marker of instant {instant_time} in {base_path}:")
+    if not marker.file_name or "/" in marker.file_name:
+        raise UnsafePath(f"marker of instant {instant_time} in {base_path}: data file name "
+                         f"{marker.file_name!r} is empty or holds a '/'")
     parts = [marker_dir(base_path, instant_time)]
     if marker.partition_path:
         parts.append(marker.partition_path)
