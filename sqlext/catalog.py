@@ -5,15 +5,38 @@ properties (``type``, ``primaryKey``, ``preCombineField``, ``hoodie.*``); the ta
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
+from pyspark.sql.types import (
+    ArrayType,
+    ByteType,
+    DataType,
+    IntegerType,
+    MapType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
 from pyspark.sql.utils import AnalysisException
 
 from engine.errors import TableNotFound
+from engine.formats.avro_schema import META_FIELDS
 from engine.table import Table
+from hive_sync.client import (
+    HUDI_PARQUET_INPUT_FORMAT,
+    HUDI_PARQUET_REALTIME_INPUT_FORMAT,
+    PARQUET_OUTPUT_FORMAT,
+    PARQUET_SERDE,
+)
 from sqlext.errors import SqlAnalysisError
 from sqlext.parser.statements import TableIdent
 
@@ -39,7 +62,14 @@ class CatalogTable:
         name: table name.
         provider: data source provider (``hudi`` for ours).
         location: base path (local paths without ``file:``).
-        properties: table properties.
+        properties: storage (serde) properties overlaid with the table properties, as the ``hudi`` data
+            source receives them.
+        table_properties: the table properties alone (what ``SHOW TBLPROPERTIES`` lists; Spark hides
+            its ``spark.sql.*`` keys).
+        schema: the catalog schema (meta columns first, partition columns last for Hudi tables).
+        partition_columns: partition column names.
+        comment: table comment.
+        external: EXTERNAL (created with LOCATION) rather than MANAGED.
     """
 
     database: str
@@ -47,6 +77,11 @@ class CatalogTable:
     provider: str
     location: str
     properties: dict[str, str] = field(default_factory=dict)
+    table_properties: dict[str, str] = field(default_factory=dict)
+    schema: StructType = field(default_factory=StructType)
+    partition_columns: tuple[str, ...] = ()
+    comment: str | None = None
+    external: bool = False
 
     @property
     def qualified(self) -> str:
@@ -62,6 +97,79 @@ class CatalogTable:
     def is_hudi(self) -> bool:
         """Whether the provider is ``hudi``."""
         return self.provider.lower() == "hudi"
+
+
+def catalog_schema(data_schema: StructType, partition_columns: tuple[str, ...] | list[str]) -> StructType:
+    """A Hudi table's catalog schema: meta columns (strings), data columns, then partition columns in
+    PARTITIONED BY order (Spark's ``PreprocessTableCreation`` order; Hudi ``HoodieCatalogTable.tableSchema``).
+
+    Raises:
+        KeyError: a partition column is not in ``data_schema`` (callers check the columns first).
+    """
+    by_name = {f.name.lower(): f for f in data_schema.fields}
+    parts = [by_name[c.lower()] for c in partition_columns]
+    lowered = {c.lower() for c in partition_columns}
+    data = [f for f in data_schema.fields if f.name.lower() not in lowered]
+    meta = [StructField(m, StringType(), True) for m in META_FIELDS if m not in by_name]
+    return StructType([*meta, *data, *parts])
+
+
+def hive_compatible(dtype: DataType) -> DataType:
+    """``dtype`` as the Hive column type Hive sync derives from the table's Avro schema (Hudi
+    ``HiveSchemaUtil``, timestamps supported): Avro has no 8/16-bit integers, so TINYINT and SMALLINT are
+    ``int``; TIMESTAMP_NTZ is ``timestamp``. Nested types are mapped inside. The catalog's Hive columns
+    use these, so the first sync finds nothing to convert; Spark's own schema keeps the declared types."""
+    if isinstance(dtype, ByteType | ShortType):
+        return IntegerType()
+    if isinstance(dtype, TimestampNTZType):
+        return TimestampType()
+    if isinstance(dtype, ArrayType):
+        return ArrayType(hive_compatible(dtype.elementType), dtype.containsNull)
+    if isinstance(dtype, MapType):
+        return MapType(hive_compatible(dtype.keyType), hive_compatible(dtype.valueType), dtype.valueContainsNull)
+    if isinstance(dtype, StructType):
+        return StructType([StructField(f.name, hive_compatible(f.dataType), f.nullable, f.metadata)
+                           for f in dtype.fields])
+    return dtype
+
+
+@dataclass(frozen=True)
+class HudiCatalogSpec:
+    """What a Hudi table's metastore entry holds (Hudi ``HoodieCatalogTable``).
+
+    Attributes:
+        database: database name.
+        name: table name.
+        data_schema: the table's columns without meta columns, in declared order (partition columns
+            anywhere; :meth:`catalog_schema` moves them last).
+        partition_columns: partition column names, in PARTITIONED BY order.
+        location: base path.
+        external: created with LOCATION (Spark and Hudi: EXTERNAL), else MANAGED.
+        merge_on_read: MOR (Hive input format ``HoodieParquetRealtimeInputFormat``) or COW
+            (``HoodieParquetInputFormat``).
+        properties: TBLPROPERTIES: the statement's options plus ``type``/``primaryKey``/``preCombineField``
+            from ``hoodie.properties`` (Hudi ``HoodieOptionConfig.extractSqlOptions``).
+        comment: table comment.
+    """
+
+    database: str
+    name: str
+    data_schema: StructType
+    partition_columns: tuple[str, ...]
+    location: str
+    external: bool
+    merge_on_read: bool
+    properties: dict[str, str] = field(default_factory=dict)
+    comment: str | None = None
+
+    def catalog_schema(self) -> StructType:
+        """:func:`catalog_schema` of this table."""
+        return catalog_schema(self.data_schema, self.partition_columns)
+
+    @property
+    def input_format(self) -> str:
+        """Hive input format class (Hudi ``CreateHoodieTableCommand``: by table type)."""
+        return HUDI_PARQUET_REALTIME_INPUT_FORMAT if self.merge_on_read else HUDI_PARQUET_INPUT_FORMAT
 
 
 class Catalog:
@@ -122,8 +230,13 @@ class Catalog:
         provider = meta.provider().getOrElse(None) if meta.provider().isDefined() else None
         location_uri = meta.storage().locationUri()
         location = str(location_uri.get().toString()) if location_uri.isDefined() else storage.get("path", "")
+        comment = meta.comment()
         return CatalogTable(database, name, str(provider or ""), location.removeprefix("file:"),
-                            {**storage, **properties})
+                            {**storage, **properties}, properties,
+                            cast(StructType, StructType.fromJson(json.loads(meta.schema().json()))),
+                            tuple(str(c) for c in converters.asJava(meta.partitionColumnNames())),
+                            str(comment.get()) if comment.isDefined() else None,
+                            str(meta.tableType().name()) == "EXTERNAL")
 
     def lookup_name(self, name: str) -> CatalogTable | None:
         """:meth:`lookup` by a ``[db.]table`` string."""
@@ -158,19 +271,80 @@ class Catalog:
                 f"{entry.display}: no Hudi table at its location {entry.location} ({exc})"
             ) from exc
 
-    def register(self, database: str, name: str, columns_ddl: str, location: str | None,
-                 properties: dict[str, str], comment: str | None = None) -> None:
-        """Create the catalog entry ``CREATE TABLE db.name (cols) USING hudi [LOCATION] TBLPROPERTIES``."""
-        parts = [f"CREATE TABLE {quote(database)}.{quote(name)} ({columns_ddl}) USING hudi"]
-        if location is not None:
-            parts.append(f"LOCATION {sql_string(location)}")
-        if comment:
-            parts.append(f"COMMENT {sql_string(comment)}")
-        if properties:
-            rendered = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in properties.items())
+    def register(self, spec: HudiCatalogSpec) -> None:
+        """Create the metastore entry of a Hudi table as Apache Hudi 0.14 registers it
+        (``CreateHoodieTableCommand.createTableInCatalog`` / ``createHiveDataSourceTable``): a Hive-compatible
+        table (meta + data columns, partition columns as Hive partition keys, Hudi's input format, the
+        Parquet serde and output format, storage property ``path``) carrying Spark's data source properties
+        (``spark.sql.sources.provider=hudi``, the schema), written through Spark's own Hive client, so that
+        Hive sync, Hive and BI readers and Spark all see the same table. Without a Hive catalog
+        (``spark.sql.catalogImplementation=in-memory``) Spark's ``CREATE TABLE ... USING hudi`` is used.
+
+        Raises:
+            SqlAnalysisError: the metastore refused the entry (the message names the table and the cause).
+        """
+        jvm = self.spark._jvm
+        assert jvm is not None
+        entries = jvm.io.sqlext.catalog.HudiCatalogEntries
+        if not entries.isHiveCatalog(self.spark._jsparkSession):
+            self._register_with_spark_sql(spec)
+            return
+        try:
+            schema = spec.catalog_schema()
+            entries.createTable(
+                self.spark._jsparkSession, spec.database, spec.name, schema.json(), hive_compatible(schema).json(),
+                list(spec.partition_columns), spec.location, spec.external, dict(spec.properties),
+                {}, spec.input_format, PARQUET_OUTPUT_FORMAT, PARQUET_SERDE, spec.comment)
+        except Py4JJavaError as exc:
+            cause = str(exc.java_exception.toString())
+            raise SqlAnalysisError(
+                f"CREATE TABLE {spec.database}.{spec.name}: the metastore refused the table entry: {cause}"
+            ) from exc
+        logger.info("registered %s.%s (%s) at %s", spec.database, spec.name,
+                    "EXTERNAL" if spec.external else "MANAGED", spec.location)
+
+    def _register_with_spark_sql(self, spec: HudiCatalogSpec) -> None:
+        """``CREATE TABLE db.name (cols) USING hudi LOCATION ... TBLPROPERTIES (...)`` through Spark SQL
+        (Hudi's non-Hive branch, ``catalog.createTable``)."""
+        columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in spec.catalog_schema().fields)
+        parts = [f"CREATE TABLE {quote(spec.database)}.{quote(spec.name)} ({columns}) USING hudi"]
+        if spec.partition_columns:
+            parts.append(f"PARTITIONED BY ({', '.join(quote(c) for c in spec.partition_columns)})")
+        parts.append(f"LOCATION {sql_string(spec.location)}")
+        if spec.comment:
+            parts.append(f"COMMENT {sql_string(spec.comment)}")
+        if spec.properties:
+            rendered = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in spec.properties.items())
             parts.append(f"TBLPROPERTIES ({rendered})")
         self.spark.sql(" ".join(parts))
-        logger.info("registered %s.%s at %s", database, name, location or "(managed)")
+
+    def replace_columns(self, entry: CatalogTable, data_schema: StructType,
+                        partition_columns: tuple[str, ...]) -> None:
+        """Set the columns of a Hudi table's entry to ``data_schema`` (without meta columns) in both its
+        Hive columns and Spark's schema properties (CASCADE to Hive partitions), as Spark's
+        ``HiveExternalCatalog.alterTableDataSchema`` does for a Hive-compatible table; without a Hive
+        catalog, Spark's ``ALTER TABLE ... ADD COLUMNS`` of the new columns.
+
+        Raises:
+            SqlAnalysisError: the metastore refused the change.
+        """
+        jvm = self.spark._jvm
+        assert jvm is not None
+        entries = jvm.io.sqlext.catalog.HudiCatalogEntries
+        schema = catalog_schema(data_schema, partition_columns)
+        if not entries.isHiveCatalog(self.spark._jsparkSession):
+            known = {f.name.lower() for f in self.spark.table(entry.qualified).schema.fields}
+            added = [f for f in schema.fields if f.name.lower() not in known]
+            columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in added)
+            self.spark.sql(f"ALTER TABLE {entry.qualified} ADD COLUMNS ({columns})")
+            return
+        try:
+            entries.alterSchema(self.spark._jsparkSession, entry.database, entry.name, schema.json(),
+                                hive_compatible(schema).json(), list(partition_columns))
+        except Py4JJavaError as exc:
+            raise SqlAnalysisError(f"ALTER TABLE {entry.display}: the metastore refused the new columns: "
+                                   f"{exc.java_exception.toString()}") from exc
+        self.spark.catalog.refreshTable(f"{entry.database}.{entry.name}")
 
     def drop(self, entry: CatalogTable, purge: bool = False) -> None:
         """Drop the catalog entry (``PURGE`` passed through)."""

@@ -48,6 +48,7 @@ def _handlers() -> dict[type, Callable[[Session, Any], DataFrame]]:
         st.UpdateTable: update_delete.update_table,
         st.DeleteFrom: update_delete.delete_from,
         st.ShowPartitions: show.show_partitions,
+        st.ShowCreateTable: show.show_create_table,
     }
     from sqlext.procedures import call
     from sqlext.procedures.compaction import compaction_statement

@@ -6,20 +6,21 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructField, StructType, _parse_datatype_string
 from pyspark.sql.utils import AnalysisException, ParseException
 
-from engine.config import TableConfig
+from engine.config import KeyGenConfig, TableConfig, WriteConfig
 from engine.formats.avro_schema import META_FIELDS, arrow_to_avro
 from engine.spark.schema import spark_to_arrow, table_data_schema
 from engine.spark.writer import write_dataframe
 from engine.storage import Storage
 from engine.table import Table
 from engine.write.operation import WriteOperation
-from sqlext.catalog import CatalogTable, quote
+from sqlext.catalog import CatalogTable, HudiCatalogSpec, quote
 from sqlext.commands.options import SQL_OPTION_KEYS, write_options
 from sqlext.commands.partitions import partition_paths_for_spec
 from sqlext.commands.post_commit import after_write
@@ -60,13 +61,16 @@ def _table_options(properties: dict[str, str]) -> tuple[dict[str, str], dict[str
 
 
 def _spark_schema(stmt: CreateTable) -> StructType:
+    """The declared columns as a Spark schema (column COMMENTs as field metadata ``comment``, as Spark)."""
     ddl = ", ".join(f"{quote(c.name)} {c.type_sql}" for c in stmt.columns)
     try:
         parsed = _parse_datatype_string(ddl)
     except (ParseException, AnalysisException, ValueError) as exc:
         raise SqlAnalysisError(f"CREATE TABLE {stmt.ident.name}: invalid column types: {exc}") from exc
     assert isinstance(parsed, StructType)
-    return parsed
+    comments = {c.name: c.comment for c in stmt.columns if c.comment}
+    return StructType([StructField(f.name, f.dataType, f.nullable, {"comment": comments[f.name]})
+                       if f.name in comments else f for f in parsed.fields])
 
 
 def _require_columns(table: str, names: list[str], columns: list[str], role: str) -> None:
@@ -93,9 +97,9 @@ def hudi_table_properties(database: str, name: str, schema: StructType, partitio
                           hoodie: dict[str, str]) -> dict[str, str]:
     """``hoodie.properties`` content of a new SQL table (table-level keys only)."""
     columns = [f.name for f in schema.fields]
-    record_keys = [k.strip() for k in hoodie.get(TableConfig.RECORDKEY_FIELDS.key, "").split(",") if k.strip()]
+    record_keys = _record_key_fields(hoodie)
     precombine = hoodie.get(TableConfig.PRECOMBINE_FIELD.key) or hoodie.get(
-        "hoodie.datasource.write.precombine.field")
+        WriteConfig.PRECOMBINE_FIELD.key)
     _require_columns(name, record_keys, columns, "primaryKey column")
     if precombine:
         _require_columns(name, [precombine], columns, "preCombineField column")
@@ -132,13 +136,6 @@ def hudi_table_properties(database: str, name: str, schema: StructType, partitio
     return props
 
 
-def catalog_columns_ddl(schema: StructType) -> str:
-    """Catalog columns: the five meta columns, then the table's columns."""
-    meta = [f"{quote(m)} STRING" for m in META_FIELDS]
-    data = [f"{quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields]
-    return ", ".join(meta + data)
-
-
 def _mapped_type(hoodie: dict[str, str]) -> dict[str, str]:
     """The statement's hoodie keys with ``type`` spelled as the table config does."""
     mapped = dict(hoodie)
@@ -158,8 +155,85 @@ def _validate_existing(name: str, table: Table, props: dict[str, str]) -> None:
                 f"not {wanted}")
 
 
+def _partition_columns(table: Table, schema: StructType) -> list[str]:
+    """The table's partition fields (``hoodie.table.partition.fields``, ``field[:type]``) that are columns
+    of ``schema``, as the schema spells them: the catalog's partition columns."""
+    columns = {f.name.lower(): f.name for f in schema.fields}
+    raw = table.config.raw_value(TableConfig.PARTITION_FIELDS.key) or ""
+    fields = [p.split(":")[0].strip() for p in raw.split(",") if p.strip()]
+    return [columns[p.lower()] for p in fields if p.lower() in columns]
+
+
+def _record_key_fields(hoodie: dict[str, str]) -> list[str]:
+    """Record key fields of a CREATE statement's options: ``primaryKey`` (mapped to the table config key)
+    or ``hoodie.datasource.write.recordkey.field``."""
+    raw = hoodie.get(TableConfig.RECORDKEY_FIELDS.key) or hoodie.get(KeyGenConfig.RECORDKEY_FIELD.key) or ""
+    return [k.strip() for k in raw.split(",") if k.strip()]
+
+
+def _require_record_key(database: str, name: str, existing: Table | None, hoodie: dict[str, str]) -> None:
+    """Refuse a table without a record key (Hudi's keyless tables are not supported yet)."""
+    if _record_key_fields(hoodie):
+        return
+    if existing is not None and existing.config.raw_value(TableConfig.RECORDKEY_FIELDS.key):
+        return
+    where = f" (the Hudi table at {existing.base_path} has no record key either)" if existing is not None else ""
+    raise SqlAnalysisError(
+        f"CREATE TABLE {database}.{name}: no primaryKey{where}. Name the record key column(s) with "
+        "TBLPROPERTIES (primaryKey = '<column>[,<column>...]') or "
+        f"'{KeyGenConfig.RECORDKEY_FIELD.key}'; tables without a record key (keyless) come in a later release")
+
+
+def sql_options(table_config: dict[str, str]) -> dict[str, str]:
+    """``type``, ``primaryKey`` and ``preCombineField`` from ``hoodie.properties`` (Hudi
+    ``HoodieOptionConfig.extractSqlOptions``; ``type`` as ``cow``/``mor``)."""
+    out = {"type": "mor" if table_config.get(TableConfig.TYPE.key) == "MERGE_ON_READ" else "cow"}
+    if table_config.get(TableConfig.RECORDKEY_FIELDS.key):
+        out["primaryKey"] = table_config[TableConfig.RECORDKEY_FIELDS.key]
+    if table_config.get(TableConfig.PRECOMBINE_FIELD.key):
+        out["preCombineField"] = table_config[TableConfig.PRECOMBINE_FIELD.key]
+    return out
+
+
+def catalog_properties(user: dict[str, str], table_config: dict[str, str]) -> dict[str, str]:
+    """The TBLPROPERTIES of the catalog entry (Hudi ``catalogProperties ++ extractSqlOptions``): the
+    statement's OPTIONS/TBLPROPERTIES as written, plus :func:`sql_options` for the keys it did not give
+    (compared ignoring case)."""
+    props = dict(user)
+    given = {k.lower() for k in props}
+    for key, value in sql_options(table_config).items():
+        if key.lower() not in given:
+            props[key] = value
+    return props
+
+
+def _absolute(location: str) -> str:
+    """A LOCATION without a scheme as an absolute local path (Spark qualifies it the same way)."""
+    if "://" in location or location.startswith("file:"):
+        return location
+    return os.path.abspath(location)
+
+
+def _create_schema(spark: SparkSession, stmt: CreateTable) -> tuple[StructType, DataFrame | None]:
+    """The new table's data schema and, for CTAS, the query (meta columns dropped)."""
+    if stmt.as_query is None:
+        return _spark_schema(stmt), None
+    query_df = spark.sql(stmt.as_query)
+    fields = [f for f in query_df.schema.fields if f.name not in META_FIELDS]
+    schema = StructType([StructField(f.name, f.dataType, True) for f in fields])
+    return schema, query_df.select(*[quote(f.name) for f in fields])
+
+
 def create_table(session: Session, stmt: CreateTable) -> DataFrame:
-    """CREATE TABLE ... USING hudi [AS SELECT]: initialise the table on disk and register it."""
+    """CREATE TABLE ... USING hudi [AS SELECT] (Hudi ``CreateHoodieTableCommand``): initialise the table on
+    disk (or validate the existing Hudi table at LOCATION), then register it in the catalog as Hudi does
+    (:meth:`sqlext.catalog.Catalog.register`). A managed table goes to ``<warehouse>/[<db>.db/]<name>``
+    (the session's warehouse, also with a remote metastore).
+
+    Raises:
+        SqlAnalysisError: the table exists, no primaryKey, unknown columns, a mismatch with the existing
+            Hudi table at LOCATION, or the metastore refused the entry (nothing is left on disk then).
+    """
     spark, catalog = session.spark, session.catalog
     database, name = catalog.qualify(stmt.ident)
     if catalog.lookup(stmt.ident) is not None:
@@ -168,39 +242,34 @@ def create_table(session: Session, stmt: CreateTable) -> DataFrame:
         raise SqlAnalysisError(f"Table {database}.{name} already exists")
     if stmt.like is not None:
         raise UnsupportedStatement("CREATE TABLE ... LIKE is not implemented yet for Hudi tables")
-    hoodie, catalog_props = _table_options(dict(stmt.properties))
-    query_df = None
-    if stmt.as_query is not None:
-        query_df = spark.sql(stmt.as_query)
-        fields = [f for f in query_df.schema.fields if f.name not in META_FIELDS]
-        schema = StructType([StructField(f.name, f.dataType, True) for f in fields])
-        query_df = query_df.select(*[quote(f.name) for f in fields])
-    else:
-        schema = _spark_schema(stmt)
-    location = stmt.location
+    hoodie, user_props = _table_options(dict(stmt.properties))
+    schema, query_df = _create_schema(spark, stmt)
+    external = stmt.location is not None
+    location = _absolute(stmt.location) if stmt.location is not None else catalog.default_location(database, name)
     partitioned = list(stmt.partitioned_by)
-    if location is not None and Table.exists(location):
+    existing = Table.load(location) if Table.exists(location) else None
+    _require_record_key(database, name, existing, hoodie)
+    created = False
+    if existing is not None:
         # An existing Hudi table: its hoodie.properties decide; only what the statement states is checked.
-        existing = Table.load(location)
-        _validate_existing(name, existing, {k: v for k, v in _mapped_type(hoodie).items()})
+        _validate_existing(name, existing, _mapped_type(hoodie))
         if not stmt.columns and query_df is None:
-            schema = StructType([f for f in table_data_schema(existing).fields])
-        table_type = existing.table_type
+            schema = StructType(list(table_data_schema(existing).fields))
         props = dict(existing.config.items())
+        partitioned = _partition_columns(existing, schema)
     else:
         props = hudi_table_properties(database, name, schema, partitioned, hoodie)
-        table_type = props[TableConfig.TYPE.key]
-        if location is not None:
-            Table.create(location, props)
-    catalog_props.setdefault("type", "mor" if table_type == "MERGE_ON_READ" else "cow")
-    catalog.register(database, name, catalog_columns_ddl(schema), location, catalog_props, stmt.comment)
-    if location is None:
-        entry = catalog.require(stmt.ident)
-        try:
-            Table.create(entry.location, props)
-        except Exception:
-            catalog.drop(entry)
-            raise
+        Table.create(location, props)
+        created = True
+    spec = HudiCatalogSpec(database, name, schema, tuple(partitioned), location, external,
+                           props[TableConfig.TYPE.key] == "MERGE_ON_READ", catalog_properties(user_props, props),
+                           stmt.comment)
+    try:
+        catalog.register(spec)
+    except Exception:
+        if created:
+            Storage.for_uri(location).delete_dir(location)
+        raise
     if query_df is not None:
         entry, table = catalog.require_hudi(stmt.ident)
         options = write_options(spark, entry, table)
@@ -277,7 +346,6 @@ def alter_table(session: Session, stmt: AlterTable) -> DataFrame:
 def add_columns(session: Session, entry: CatalogTable, table: Table, stmt: AddColumns) -> None:
     """ADD COLUMNS: commit the widened schema (an empty commit carrying it, as Hudi's
     ``AlterHoodieTableAddColumnsCommand``) and update the catalog."""
-    spark = session.spark
     current = table_data_schema(table)
     existing = {f.name.lower() for f in current.fields}
     added = []
@@ -292,5 +360,4 @@ def add_columns(session: Session, entry: CatalogTable, table: Table, stmt: AddCo
 
     instant = start_write(table, WriteOperation.UPSERT)
     finish_write(table, instant, WriteOperation.UPSERT, [], avro)
-    columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in added)
-    spark.sql(f"ALTER TABLE {entry.qualified} ADD COLUMNS ({columns})")
+    session.catalog.replace_columns(entry, new_schema, tuple(_partition_columns(table, new_schema)))

@@ -10,6 +10,13 @@ options (``SELECT ... FROM t WITH ('k'='v')``) winning. ``VERSION AS OF 'v'`` an
 ``TIMESTAMP AS OF 'ts'`` reach the reader as option ``as.of.instant`` (``v`` itself, resp. ``ts`` as
 ``yyyyMMddHHmmssSSS`` in the session time zone). Every other table is left to Spark.
 
+Beside it, ``io.sqlext.catalog.HudiCatalogEntries`` writes a Hudi table's metastore entry as Hudi 0.14's
+``CreateHoodieTableCommand`` does (Hive-compatible columns, Hudi's input formats, Spark's data source
+properties; ``sqlext.catalog.Catalog.register``), and two placeholders named like Hudi's Hive input formats
+(``org.apache.hudi.hadoop.HoodieParquetInputFormat`` and ``...realtime.HoodieParquetRealtimeInputFormat``)
+let Spark's Hive client, which loads a table's input format class whenever it writes the entry, create and
+alter such tables; they never read (the catalog above serves those tables).
+
 The Java source is compiled on first use with the JDK's ``javac`` against PySpark's own jars and cached
 as a jar, keyed by the sources and the PySpark version::
 

@@ -23,6 +23,7 @@ from sqlext.parser.statements import (
     PartitionSpec,
     RenameTable,
     SetProperties,
+    ShowCreateTable,
     ShowPartitions,
     Statement,
     TableIdent,
@@ -440,6 +441,16 @@ def parse_show_partitions(cur: Cursor) -> Statement:
     spec: PartitionSpec = cur.partition_spec() if cur.at_word("PARTITION") else ()
     cur.expect_end()
     return ShowPartitions(ident, spec)
+
+
+def parse_show_create(cur: Cursor) -> Statement | None:
+    """``SHOW CREATE TABLE t``; None (Spark runs it) for ``... AS SERDE``."""
+    cur.expect_words("SHOW", "CREATE", "TABLE")
+    ident = cur.table_ident()
+    if cur.at_word("AS"):
+        return None
+    cur.expect_end()
+    return ShowCreateTable(ident)
 
 
 def parse_alter(cur: Cursor) -> AlterTable | None:

@@ -13,7 +13,14 @@ import logging
 from sqlext.errors import UnsupportedStatement
 from sqlext.parser.call import parse_call, parse_compaction
 from sqlext.parser.cursor import Cursor
-from sqlext.parser.ddl import parse_alter, parse_create, parse_drop, parse_show_partitions, parse_truncate
+from sqlext.parser.ddl import (
+    parse_alter,
+    parse_create,
+    parse_drop,
+    parse_show_create,
+    parse_show_partitions,
+    parse_truncate,
+)
 from sqlext.parser.dml import parse_delete, parse_insert, parse_merge, parse_update
 from sqlext.parser.lexer import Token, TokenKind, tokenize
 from sqlext.parser.statements import Passthrough, Statement
@@ -87,6 +94,8 @@ def _dispatch(cur: Cursor) -> Statement | None:
         return parse_compaction(cur)
     if word == "SHOW" and cur.at_word("PARTITIONS", ahead=1):
         return parse_show_partitions(cur)
+    if word == "SHOW" and cur.at_word("CREATE", ahead=1):
+        return parse_show_create(cur)
     if word == "WITH":
         return _with_statement(cur)
     return None

@@ -257,6 +257,14 @@ class ShowPartitions(Statement):
 
 
 @dataclass(frozen=True)
+class ShowCreateTable(Statement):
+    """``SHOW CREATE TABLE t`` (Hudi ``ShowHoodieCreateTableCommand``); on a non-Hudi table it runs in Spark
+    unchanged. ``SHOW CREATE TABLE t AS SERDE`` is not parsed into this (it always goes to Spark)."""
+
+    ident: TableIdent
+
+
+@dataclass(frozen=True)
 class AlterTable(Statement):
     """Base of the ``ALTER TABLE t ...`` statements handled here."""
 

@@ -171,7 +171,19 @@ public class HudiSessionCatalog extends DelegatingCatalogExtension {
     Transform[] partitioning = loaded.partitioning();
     Table source = provider.get().getTable(meta.schema(), partitioning, options);
     return new HudiTable(loaded.name(), meta.schema(), loaded.columns(), partitioning,
-        loaded.properties(), options, source.capabilities(), meta);
+        visibleProperties(loaded.properties()), options, source.capabilities(), meta);
+  }
+
+  /**
+   * The table properties Spark shows ({@code SHOW TBLPROPERTIES}, {@code DESCRIBE EXTENDED}): the V1
+   * table's, without the {@code option.} copy of Hudi's serde flag {@code hoodie.query.as.ro.table}, which
+   * Hive sync sets on every table it registers and Hudi's {@code ShowHoodieCreateTableCommand} hides too.
+   * The flag still reaches the data source through the options.
+   */
+  static Map<String, String> visibleProperties(Map<String, String> properties) {
+    Map<String, String> visible = new LinkedHashMap<>(properties);
+    visible.keySet().removeIf(key -> key.equalsIgnoreCase(OPTION_PREFIX + HudiTableOptions.QUERY_AS_RO_TABLE));
+    return visible;
   }
 
   /**
