@@ -56,6 +56,9 @@ logger = logging.getLogger(__name__)
 CATALOG_CLASS = "io.sqlext.catalog.HudiSessionCatalog"
 """Fully qualified name of the session catalog class (value of ``spark.sql.catalog.spark_catalog``)."""
 
+EXTENSIONS_CLASS = "io.sqlext.catalog.RefuseHudiWrites$Extensions"
+"""``spark.sql.extensions``: refuses INSERT/UPDATE/DELETE/MERGE on Hudi tables run as plain Spark SQL."""
+
 JAR_NAME = "sqlext-catalog.jar"
 """File name of the built jar inside its cache directory."""
 
@@ -223,7 +226,9 @@ def catalog_jar() -> Path:
 
 
 def spark_conf() -> dict[str, str]:
-    """Spark confs that install the catalog: ``spark.jars`` and ``spark.sql.catalog.spark_catalog``.
+    """Spark confs that install the catalog: ``spark.jars``, ``spark.sql.catalog.spark_catalog`` and
+    ``spark.sql.extensions`` (the rule that refuses plain-Spark-SQL writes to Hudi tables with a message
+    saying they go through sqlext).
 
     Set them on the session builder before the JVM starts. If the caller has its own ``spark.jars``,
     join the values with a comma.
@@ -234,4 +239,5 @@ def spark_conf() -> dict[str, str]:
     return {
         "spark.jars": str(catalog_jar()),
         "spark.sql.catalog.spark_catalog": CATALOG_CLASS,
+        "spark.sql.extensions": EXTENSIONS_CLASS,
     }

@@ -89,3 +89,32 @@ def test_normal_metastore_chatter_is_not_shown_as_an_error(session: Session) -> 
     jvm = session.spark._jvm
     logger = jvm.org.apache.logging.log4j.LogManager.getLogger("org.apache.hadoop.hive.metastore.HiveAlterHandler")
     assert str(logger.getLevel().toString()) == "FATAL"
+
+
+def test_plain_spark_sql_writes_to_a_hudi_table_say_where_writes_go(session: Session, table_name: str) -> None:
+    """What `sqlext serve` (and `spark.sql`) users get for a write: one line, not Spark's meta-column errors."""
+    import pytest
+    from pyspark.errors import PySparkException
+
+    from sqlext.error_report import summarize
+
+    session.sql(f"CREATE TABLE {table_name} (id BIGINT, v STRING, ts BIGINT) USING hudi "
+                "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 1)")
+    statements = {
+        "INSERT": f"INSERT INTO {table_name} VALUES (2, 'b', 1)",
+        "UPDATE": f"UPDATE {table_name} SET v = 'x' WHERE id = 1",
+        "DELETE": f"DELETE FROM {table_name} WHERE id = 1",
+        "MERGE": f"MERGE INTO {table_name} t USING (SELECT 1 AS id, 'z' AS v, 5L AS ts) s ON t.id = s.id "
+                 "WHEN MATCHED THEN UPDATE SET *",
+    }
+    for what, sql in statements.items():
+        with pytest.raises(PySparkException) as caught:
+            session.spark.sql(sql).collect()
+        message = summarize(caught.value)
+        assert message.startswith(f"{what} on Hudi table default.{table_name} is not run by plain Spark SQL"), message
+        assert "sqlext shell" in message
+    assert [tuple(r) for r in session.spark.sql(f"SELECT id, v FROM {table_name}").collect()] == [(1, "a")]
+    # the same statements through sqlext write the table
+    session.sql(statements["INSERT"])
+    assert sorted(r[0] for r in session.spark.sql(f"SELECT id FROM {table_name}").collect()) == [1, 2]

@@ -247,6 +247,7 @@ def test_jar_is_cached_and_holds_the_catalog() -> None:
     assert jvm.spark_conf() == {
         "spark.jars": str(jar),
         "spark.sql.catalog.spark_catalog": "io.sqlext.catalog.HudiSessionCatalog",
+        "spark.sql.extensions": "io.sqlext.catalog.RefuseHudiWrites$Extensions",
     }
 
 
@@ -449,24 +450,22 @@ def test_create_without_columns_asks_the_source_with_path(spark: SparkSession, w
 
 
 @pytest.mark.spark
-def test_writes_and_alter_get_catalog_options(spark: SparkSession, warehouse: Path) -> None:
+def test_plain_sql_writes_are_refused_and_alter_gets_catalog_options(spark: SparkSession, warehouse: Path) -> None:
+    """sqlext writes Hudi tables itself: INSERT, INSERT OVERWRITE and CTAS run as plain Spark SQL on a
+    `hudi` table fail with one message saying where writes go, and reach no data source writer."""
     spark.sql(
         f"CREATE TABLE w (id INT, name STRING) USING hudi LOCATION '{warehouse}/w' TBLPROPERTIES (type='cow')"
     )
-    spark.sql("INSERT INTO w WITH ('extra'='1') VALUES (1, 'a')")
-    written = json.loads((warehouse / "w" / "written.json").read_text())
-    assert written == {"overwrite": False, "path": f"file:{warehouse}/w", "type": "cow", "extra": "1"}
-    spark.sql("INSERT OVERWRITE w VALUES (2, 'b')")
-    assert json.loads((warehouse / "w" / "written.json").read_text())["overwrite"] is True
+    for statement in ("INSERT INTO w WITH ('extra'='1') VALUES (1, 'a')", "INSERT OVERWRITE w VALUES (2, 'b')"):
+        with pytest.raises(Exception, match="INSERT on Hudi table spark_catalog.default.w is not run by plain "
+                                            "Spark SQL|INSERT on Hudi table default.w is not run by plain Spark SQL"):
+            spark.sql(statement).collect()
+    assert not (warehouse / "w" / "written.json").exists()
     spark.sql("ALTER TABLE w SET TBLPROPERTIES ('preCombineField'='ts')")
     assert read_options(spark, "SELECT * FROM w")["precombinefield"] == "ts"
-    spark.sql(
-        f"CREATE TABLE ctas USING hudi LOCATION '{warehouse}/c' TBLPROPERTIES (k='v') AS SELECT 1 AS id"
-    )
-    written = json.loads((warehouse / "c" / "written.json").read_text())
-    assert written["path"] == f"file:{warehouse}/c" and written["k"] == "v"
-    spark.sql("DROP TABLE ctas")
-    assert "ctas" not in {row["tableName"] for row in spark.sql("SHOW TABLES").collect()}
+    with pytest.raises(Exception, match="is not run by plain Spark SQL"):
+        spark.sql(f"CREATE TABLE ctas USING hudi LOCATION '{warehouse}/c' TBLPROPERTIES (k='v') AS SELECT 1 AS id")
+    assert not (warehouse / "c" / "written.json").exists()
 
 
 @pytest.mark.spark

@@ -3,8 +3,8 @@
  */
 package io.sqlext.catalog;
 
+import java.util.EnumSet;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -12,6 +12,7 @@ import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.SupportsPartitionManagement;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
@@ -19,17 +20,19 @@ import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
+import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * A catalog table whose provider is {@code hudi}: the metadata (name, schema, partitioning,
- * properties) come from the metastore entry, reads and writes go to the {@code hudi} data source
- * (a Python {@code pyspark.sql.datasource.DataSource}) with the table's catalog options laid under the
- * per-query options. Mirrors what Hudi's {@code HoodieInternalV2Table} does for Hudi's own catalog.
+ * properties) come from the metastore entry, reads go to the {@code hudi} data source (a Python
+ * {@code pyspark.sql.datasource.DataSource}) with the table's catalog options laid under the per-query
+ * options. Writes through plain Spark SQL are refused with a message saying they go through sqlext. Mirrors what Hudi's {@code HoodieInternalV2Table} does for Hudi's own catalog.
  *
- * <p>Each {@link #newScanBuilder} / {@link #newWriteBuilder} call asks a freshly looked-up provider
+ * <p>Each {@link #newScanBuilder} call asks a freshly looked-up provider
  * for a fresh table, because Spark's {@code PythonDataSourceV2} caches the Python reader it planned
  * with (its schema and options), and one catalog table may be scanned twice with different columns or
  * options in the same query (a self join, say). Scans are column-pruned: see {@link HudiScanBuilder}.
@@ -38,7 +41,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code SHOW PARTITIONS} shows what Hive sync registered, as it does for a V1 catalog table; Spark's
  * partition DDL on a Hudi table is refused (Hudi, not the metastore, owns the partitions).
  */
-public final class HudiTable implements SupportsRead, SupportsWrite, SupportsPartitionManagement {
+public final class HudiTable
+    implements SupportsRead, SupportsWrite, SupportsRowLevelOperations, SupportsPartitionManagement {
 
   private final String name;
   private final StructType schema;
@@ -103,7 +107,36 @@ public final class HudiTable implements SupportsRead, SupportsWrite, SupportsPar
 
   @Override
   public Set<TableCapability> capabilities() {
-    return capabilities;
+    // Writes through plain Spark SQL (sqlext serve, spark.sql) are refused by newWriteBuilder with a
+    // message that says where writes go. Declaring them, with ACCEPT_ANY_SCHEMA, lets Spark reach it
+    // instead of failing first on the meta columns ("not enough data columns").
+    Set<TableCapability> declared = capabilities.isEmpty()
+        ? EnumSet.noneOf(TableCapability.class) : EnumSet.copyOf(capabilities);
+    declared.add(TableCapability.BATCH_WRITE);
+    declared.add(TableCapability.ACCEPT_ANY_SCHEMA);
+    declared.add(TableCapability.TRUNCATE);
+    declared.add(TableCapability.OVERWRITE_BY_FILTER);
+    declared.add(TableCapability.OVERWRITE_DYNAMIC);
+    return declared;
+  }
+
+  /** Why a Hudi table cannot be changed through plain Spark SQL, and what to use instead. */
+  private UnsupportedOperationException writesGoThroughSqlext(String what) {
+    return writesGoThroughSqlext(what, name);
+  }
+
+  /** Why Hudi table {@code table} cannot be changed through plain Spark SQL ({@code what}: INSERT, ...). */
+  static UnsupportedOperationException writesGoThroughSqlext(String what, String table) {
+    return new UnsupportedOperationException(what + " on Hudi table " + table + " is not run by plain Spark SQL "
+        + "(sqlext serve, spark.sql): create and change Hudi tables (INSERT, MERGE, UPDATE, DELETE, "
+        + "CREATE TABLE ... USING hudi, CALL) with the sqlext shell or sqlext.connect().sql(...); queries "
+        + "work here");
+  }
+
+  /** UPDATE, DELETE and MERGE through plain Spark SQL: refused, see {@link #writesGoThroughSqlext}. */
+  @Override
+  public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
+    throw writesGoThroughSqlext(info.command().toString());
   }
 
   /** The partition columns of the metastore entry. */
@@ -176,14 +209,8 @@ public final class HudiTable implements SupportsRead, SupportsWrite, SupportsPar
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    Table table = freshSourceTable(schema);
-    if (!(table instanceof SupportsWrite)) {
-      throw new UnsupportedOperationException(
-          "Table " + name + ": the '" + HudiSessionCatalog.PROVIDER + "' data source cannot write");
-    }
-    CaseInsensitiveStringMap merged =
-        HudiTableOptions.overlay(catalogOptions, info.options().asCaseSensitiveMap());
-    return ((SupportsWrite) table).newWriteBuilder(new MergedWriteInfo(info, merged));
+    // sqlext writes Hudi tables itself (engine.spark.writer), never through a Spark write of this table.
+    throw writesGoThroughSqlext("INSERT");
   }
 
   /** A table of a freshly looked-up provider whose reader produces {@code readSchema}. */
@@ -193,41 +220,5 @@ public final class HudiTable implements SupportsRead, SupportsWrite, SupportsPar
             + "' but no data source of that name is registered in this Spark session "
             + "(register sqlext's Python data source first)"));
     return provider.getTable(readSchema, partitioning.clone(), catalogOptions);
-  }
-
-  /** A {@link LogicalWriteInfo} identical to another except for its options. */
-  private static final class MergedWriteInfo implements LogicalWriteInfo {
-    private final LogicalWriteInfo base;
-    private final CaseInsensitiveStringMap options;
-
-    MergedWriteInfo(LogicalWriteInfo base, CaseInsensitiveStringMap options) {
-      this.base = base;
-      this.options = options;
-    }
-
-    @Override
-    public CaseInsensitiveStringMap options() {
-      return options;
-    }
-
-    @Override
-    public String queryId() {
-      return base.queryId();
-    }
-
-    @Override
-    public StructType schema() {
-      return base.schema();
-    }
-
-    @Override
-    public Optional<StructType> rowIdSchema() {
-      return base.rowIdSchema();
-    }
-
-    @Override
-    public Optional<StructType> metadataSchema() {
-      return base.metadataSchema();
-    }
   }
 }
