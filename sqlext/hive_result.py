@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any, Protocol
 
-from engine.keygen import java_double_to_string, java_float_to_string
+from engine.java_format import java_double_to_string, java_float_to_string
 
 
 class DataFrameLike(Protocol):
@@ -24,7 +24,7 @@ def java_double_str(value: float, *, single: bool = False) -> str:
     """``value`` as Java's ``Double.toString`` (``Float.toString`` when ``single``) prints it, as the JVM
     running spark-sql does: plain notation for 1e-3 <= |v| < 1e7 (``1.0``, ``0.001``, ``1234567.0``), else
     ``1.0E7`` / ``1.0E-4`` style; ``NaN``, ``Infinity``, ``-Infinity``. One formatter serves the shell and
-    the key generators (:func:`engine.keygen.java_double_to_string`)."""
+    the key generators (:func:`engine.java_format.java_double_to_string`)."""
     return java_float_to_string(value) if single else java_double_to_string(value)
 
 
