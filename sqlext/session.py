@@ -21,6 +21,7 @@ from engine.spark.datasource import HudiDataSource
 from sqlext import jvm
 from sqlext.catalog import Catalog
 from sqlext.commands import dispatch
+from sqlext.commands.context import CommandContext
 from sqlext.embedded_metastore import (
     HOLDER_UNKNOWN,
     WarehouseBusy,
@@ -145,6 +146,7 @@ class Session:
         self.spark = spark
         self.warehouse = warehouse
         self.catalog = Catalog(spark, warehouse)
+        self.context = CommandContext(spark, self.catalog)
 
     def sql(self, text: str) -> DataFrame:
         """Run ONE statement and return its result.
@@ -160,7 +162,7 @@ class Session:
         if self.spark.conf.get("spark.sql.variable.substitute", "true") == "true":
             text = substitute_variables(text, self._conf_value)
         statement = parse_statement(text)
-        return dispatch(self, statement)
+        return dispatch(self.context, statement)
 
     def _conf_value(self, key: str) -> str | None:
         value = self.spark.conf.get(key, None)

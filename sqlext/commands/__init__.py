@@ -15,30 +15,30 @@ from sqlext.parser import statements as st
 from sqlext.parser import time_travel_rewrite
 
 if TYPE_CHECKING:
-    from sqlext.session import Session
+    from sqlext.commands.context import CommandContext
 
 
-def _passthrough(session: Session, stmt: st.Passthrough) -> DataFrame:
+def _passthrough(ctx: CommandContext, stmt: st.Passthrough) -> DataFrame:
     rewritten = time_travel_rewrite(stmt.sql)
-    return session.spark.sql(rewritten if rewritten is not None else stmt.sql)
+    return ctx.spark.sql(rewritten if rewritten is not None else stmt.sql)
 
 
-def _create(session: Session, stmt: st.CreateTable) -> DataFrame:
+def _create(ctx: CommandContext, stmt: st.CreateTable) -> DataFrame:
     from sqlext.commands.ddl import create_table
 
     if (stmt.provider or "").lower() != "hudi":
-        return session.spark.sql(stmt.sql)
-    return create_table(session, stmt)
+        return ctx.spark.sql(stmt.sql)
+    return create_table(ctx, stmt)
 
 
-def _unsupported(session: Session, stmt: Any) -> DataFrame:
+def _unsupported(ctx: CommandContext, stmt: Any) -> DataFrame:
     raise UnsupportedStatement(f"{type(stmt).__name__} is not implemented yet")
 
 
-def _handlers() -> dict[type, Callable[[Session, Any], DataFrame]]:
+def _handlers() -> dict[type, Callable[[CommandContext, Any], DataFrame]]:
     from sqlext.commands import ddl, insert, merge, show, update_delete
 
-    table: dict[type, Callable[[Session, Any], DataFrame]] = {
+    table: dict[type, Callable[[CommandContext, Any], DataFrame]] = {
         st.Passthrough: _passthrough,
         st.CreateTable: _create,
         st.DropTable: ddl.drop_table,
@@ -60,11 +60,11 @@ def _handlers() -> dict[type, Callable[[Session, Any], DataFrame]]:
     return table
 
 
-def dispatch(session: Session, statement: Any) -> DataFrame:
-    """Run ``statement`` in ``session``.
+def dispatch(ctx: CommandContext, statement: Any) -> DataFrame:
+    """Run ``statement`` in ``ctx``.
 
     Raises:
         UnsupportedStatement: a parsed statement sqlext does not implement yet (named in the message).
     """
     handler = _handlers().get(type(statement), _unsupported)
-    return handler(session, statement)
+    return handler(ctx, statement)

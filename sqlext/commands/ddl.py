@@ -39,7 +39,7 @@ from sqlext.parser.statements import (
 )
 
 if TYPE_CHECKING:
-    from sqlext.session import Session
+    from sqlext.commands.context import CommandContext
 
 logger = logging.getLogger(__name__)
 
@@ -224,7 +224,7 @@ def _create_schema(spark: SparkSession, stmt: CreateTable) -> tuple[StructType, 
     return schema, query_df.select(*[quote(f.name) for f in fields])
 
 
-def create_table(session: Session, stmt: CreateTable) -> DataFrame:
+def create_table(ctx: CommandContext, stmt: CreateTable) -> DataFrame:
     """CREATE TABLE ... USING hudi [AS SELECT] (Hudi ``CreateHoodieTableCommand``): initialise the table on
     disk (or validate the existing Hudi table at LOCATION), then register it in the catalog as Hudi does
     (:meth:`sqlext.catalog.Catalog.register`). A managed table goes to ``<warehouse>/[<db>.db/]<name>``
@@ -234,7 +234,7 @@ def create_table(session: Session, stmt: CreateTable) -> DataFrame:
         SqlAnalysisError: the table exists, no primaryKey, unknown columns, a mismatch with the existing
             Hudi table at LOCATION, or the metastore refused the entry (nothing is left on disk then).
     """
-    spark, catalog = session.spark, session.catalog
+    spark, catalog = ctx.spark, ctx.catalog
     database, name = catalog.qualify(stmt.ident)
     if catalog.lookup(stmt.ident) is not None:
         if stmt.if_not_exists:
@@ -274,55 +274,55 @@ def create_table(session: Session, stmt: CreateTable) -> DataFrame:
         entry, table = catalog.require_hudi(stmt.ident)
         options = write_options(spark, entry, table)
         metrics = write_dataframe(spark, table, query_df, WriteOperation.BULK_INSERT, options)
-        return after_write(session, entry, table, options, metrics)
+        return after_write(ctx, entry, table, options, metrics)
     return empty_result(spark)
 
 
-def drop_table(session: Session, stmt: DropTable) -> DataFrame:
+def drop_table(ctx: CommandContext, stmt: DropTable) -> DataFrame:
     """DROP TABLE [IF EXISTS] t [PURGE]: drop the catalog entry; PURGE also deletes the base path."""
-    entry = session.catalog.lookup(stmt.ident)
+    entry = ctx.catalog.lookup(stmt.ident)
     if entry is None:
         if stmt.if_exists:
-            return empty_result(session.spark)
-        database, name = session.catalog.qualify(stmt.ident)
+            return empty_result(ctx.spark)
+        database, name = ctx.catalog.qualify(stmt.ident)
         raise SqlAnalysisError(f"Table or view not found: {database}.{name}")
-    session.catalog.drop(entry, purge=stmt.purge)
+    ctx.catalog.drop(entry, purge=stmt.purge)
     if stmt.purge and entry.is_hudi and entry.location:
         Storage.for_uri(entry.location).delete_dir(entry.location)
-    return empty_result(session.spark)
+    return empty_result(ctx.spark)
 
 
-def truncate_table(session: Session, stmt: TruncateTable) -> DataFrame:
+def truncate_table(ctx: CommandContext, stmt: TruncateTable) -> DataFrame:
     """TRUNCATE TABLE t [PARTITION (...)]: re-initialise the table, or delete the named partitions
     (a ``delete_partition`` replacecommit)."""
-    entry, table = session.catalog.require_hudi(stmt.ident)
+    entry, table = ctx.catalog.require_hudi(stmt.ident)
     if stmt.partition_spec:
         paths = partition_paths_for_spec(table, dict(stmt.partition_spec), entry.display)
-        _delete_partitions(session, table, paths)
+        _delete_partitions(ctx, table, paths)
     else:
         props = {k: v for k, v in table.config.items()}
         table.storage.delete_dir(table.base_path)
         Table.create(table.base_path, props)
-    session.catalog.refresh(entry)
-    return empty_result(session.spark)
+    ctx.catalog.refresh(entry)
+    return empty_result(ctx.spark)
 
 
-def _delete_partitions(session: Session, table: Table, paths: list[str]) -> None:
-    spark = session.spark
+def _delete_partitions(ctx: CommandContext, table: Table, paths: list[str]) -> None:
+    spark = ctx.spark
     empty = spark.createDataFrame([], table_data_schema(table))
     write_dataframe(spark, table, empty, WriteOperation.DELETE_PARTITION, {}, overwrite_partitions=paths)
 
 
-def alter_table(session: Session, stmt: AlterTable) -> DataFrame:
+def alter_table(ctx: CommandContext, stmt: AlterTable) -> DataFrame:
     """ALTER TABLE on a Hudi table: RENAME TO, ADD COLUMNS, SET/UNSET TBLPROPERTIES, DROP PARTITION."""
-    spark, catalog = session.spark, session.catalog
+    spark, catalog = ctx.spark, ctx.catalog
     entry, table = catalog.require_hudi(stmt.ident)
     if isinstance(stmt, RenameTable):
         new_db, new_name = catalog.qualify(stmt.new_ident)
         spark.sql(f"ALTER TABLE {entry.qualified} RENAME TO {quote(new_db)}.{quote(new_name)}")
         table.update_properties({TableConfig.NAME.key: new_name})
     elif isinstance(stmt, AddColumns):
-        add_columns(session, entry, table, stmt)
+        add_columns(ctx, entry, table, stmt)
     elif isinstance(stmt, SetProperties):
         rendered = ", ".join(f"'{k}' = '{v}'" for k, v in stmt.properties.items())
         spark.sql(f"ALTER TABLE {entry.qualified} SET TBLPROPERTIES ({rendered})")
@@ -336,14 +336,14 @@ def alter_table(session: Session, stmt: AlterTable) -> DataFrame:
         if not paths and not stmt.if_exists:
             raise SqlAnalysisError(f"{entry.display}: no partition matches {stmt.specs}")
         if paths:
-            _delete_partitions(session, table, paths)
+            _delete_partitions(ctx, table, paths)
     else:
         raise UnsupportedStatement(f"ALTER TABLE form {type(stmt).__name__} is not supported on Hudi tables")
     catalog.refresh(entry)
     return empty_result(spark)
 
 
-def add_columns(session: Session, entry: CatalogTable, table: Table, stmt: AddColumns) -> None:
+def add_columns(ctx: CommandContext, entry: CatalogTable, table: Table, stmt: AddColumns) -> None:
     """ADD COLUMNS: commit the widened schema (an empty commit carrying it, as Hudi's
     ``AlterHoodieTableAddColumnsCommand``) and update the catalog."""
     current = table_data_schema(table)
@@ -360,4 +360,4 @@ def add_columns(session: Session, entry: CatalogTable, table: Table, stmt: AddCo
 
     instant = start_write(table, WriteOperation.UPSERT)
     finish_write(table, instant, WriteOperation.UPSERT, [], avro)
-    session.catalog.replace_columns(entry, new_schema, tuple(_partition_columns(table, new_schema)))
+    ctx.catalog.replace_columns(entry, new_schema, tuple(_partition_columns(table, new_schema)))

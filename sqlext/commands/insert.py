@@ -33,7 +33,7 @@ from sqlext.errors import SqlAnalysisError
 from sqlext.parser.statements import InsertInto
 
 if TYPE_CHECKING:
-    from sqlext.session import Session
+    from sqlext.commands.context import CommandContext
 
 
 def choose_operation(table: Table, options: dict[str, str], overwrite: bool, whole_table: bool) -> WriteOperation:
@@ -126,10 +126,10 @@ def _assignable(source: object, target: object) -> bool:
     return False
 
 
-def insert_into(session: Session, stmt: InsertInto) -> DataFrame:
+def insert_into(ctx: CommandContext, stmt: InsertInto) -> DataFrame:
     """Run INSERT INTO / INSERT OVERWRITE into a Hudi table."""
-    spark = session.spark
-    entry, table = session.catalog.require_hudi(stmt.table)
+    spark = ctx.spark
+    entry, table = ctx.catalog.require_hudi(stmt.table)
     schema = table_data_schema(table)
     spec = {c: v for c, v in stmt.partition_spec}
     if spec:
@@ -158,4 +158,4 @@ def insert_into(session: Session, stmt: InsertInto) -> DataFrame:
     if operation is WriteOperation.INSERT_OVERWRITE and all_static:
         overwrite_partitions = [partition_path_from_values(table, static)]
     metrics = write_dataframe(spark, table, df, operation, options, overwrite_partitions=overwrite_partitions)
-    return after_write(session, entry, table, options, metrics)
+    return after_write(ctx, entry, table, options, metrics)

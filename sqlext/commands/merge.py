@@ -55,7 +55,7 @@ from sqlext.errors import SqlAnalysisError, UnsupportedStatement
 from sqlext.parser.statements import MergeInto, WhenMatchedDelete, WhenMatchedUpdate, WhenNotMatchedInsert
 
 if TYPE_CHECKING:
-    from sqlext.session import Session
+    from sqlext.commands.context import CommandContext
 
 TARGET_KEY = "__sqlext_target_key"
 TARGET_PARTITION = "__sqlext_target_partition"
@@ -133,9 +133,9 @@ def _validate_on(stmt: MergeInto, key_fields: list[str], display: str) -> dict[s
     return {k: equated[k.lower()] for k in key_fields}
 
 
-def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
+def merge_into(ctx: CommandContext, stmt: MergeInto) -> DataFrame:
     """Run MERGE INTO on a Hudi table; returns the DML metrics row."""
-    spark, catalog = session.spark, session.catalog
+    spark, catalog = ctx.spark, ctx.catalog
     entry, table = catalog.require_hudi(stmt.target)
     key_fields = table.record_key_fields
     if not key_fields:
@@ -302,4 +302,4 @@ def merge_into(session: Session, stmt: MergeInto) -> DataFrame:
         src.unpersist()
         if wanted is not None:
             wanted.destroy()
-    return after_write(session, entry, table, options, metrics)
+    return after_write(ctx, entry, table, options, metrics)

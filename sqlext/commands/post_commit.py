@@ -24,7 +24,7 @@ from sqlext.error_report import one_line, summarize
 from sqlext.errors import SqlError
 
 if TYPE_CHECKING:
-    from sqlext.session import Session
+    from sqlext.commands.context import CommandContext
 
 logger = logging.getLogger(__name__)
 
@@ -36,19 +36,19 @@ class MetaSyncFailed(SqlError):
     """The write committed, but syncing the table to the Hive Metastore failed."""
 
 
-def session_metastore_uris(session: Session) -> str | None:
+def session_metastore_uris(ctx: CommandContext) -> str | None:
     """The remote metastore the session uses (``hive.metastore.uris``), if any."""
     for key in ("spark.hadoop.hive.metastore.uris", "hive.metastore.uris", "spark.hive.metastore.uris"):
-        value = session.spark.conf.get(key, None)
+        value = ctx.spark.conf.get(key, None)
         if value:
             return str(value)
     return None
 
 
-def sync_options(session: Session, entry: CatalogTable, options: dict[str, str]) -> dict[str, str] | None:
+def sync_options(ctx: CommandContext, entry: CatalogTable, options: dict[str, str]) -> dict[str, str] | None:
     """The sync options for a write on ``entry``, or ``None`` when sync is off."""
     explicit = next((options[k] for k in ENABLE_KEYS if k in options), None)
-    uris = options.get(URIS_KEY) or session_metastore_uris(session)
+    uris = options.get(URIS_KEY) or session_metastore_uris(ctx)
     enabled = explicit.lower() == "true" if explicit is not None else uris is not None
     if not enabled:
         return None
@@ -62,13 +62,13 @@ def sync_options(session: Session, entry: CatalogTable, options: dict[str, str])
     return synced
 
 
-def sync_after_commit(session: Session, entry: CatalogTable, table: Table, options: dict[str, str]) -> None:
+def sync_after_commit(ctx: CommandContext, entry: CatalogTable, table: Table, options: dict[str, str]) -> None:
     """Sync ``table`` to the Hive Metastore if configured.
 
     Raises:
         MetaSyncFailed: the sync failed (the commit stays committed).
     """
-    synced = sync_options(session, entry, options)
+    synced = sync_options(ctx, entry, options)
     if synced is None:
         return
     try:
@@ -84,13 +84,13 @@ def sync_after_commit(session: Session, entry: CatalogTable, table: Table, optio
     logger.info("hive sync of %s: %s", entry.display, result)
 
 
-def after_write(session: Session, entry: CatalogTable, table: Table, options: dict[str, str],
+def after_write(ctx: CommandContext, entry: CatalogTable, table: Table, options: dict[str, str],
                 metrics: WriteMetrics | None) -> DataFrame:
     """Refresh the catalog cache, sync to the metastore if configured, and return the DML metrics row.
 
     Raises:
         MetaSyncFailed: the commit succeeded but the sync failed.
     """
-    session.catalog.refresh(entry)
-    sync_after_commit(session, entry, table, options)
-    return dml_result(session.spark, metrics)
+    ctx.catalog.refresh(entry)
+    sync_after_commit(ctx, entry, table, options)
+    return dml_result(ctx.spark, metrics)

@@ -15,18 +15,18 @@ from sqlext.commands.partitions import partition_paths_for_spec
 from sqlext.parser.statements import ShowCreateTable, ShowPartitions
 
 if TYPE_CHECKING:
-    from sqlext.session import Session
+    from sqlext.commands.context import CommandContext
 
 
-def show_partitions(session: Session, stmt: ShowPartitions) -> DataFrame:
+def show_partitions(ctx: CommandContext, stmt: ShowPartitions) -> DataFrame:
     """One row per partition path, column ``partition``, sorted."""
-    entry, table = session.catalog.require_hudi(stmt.ident)
+    entry, table = ctx.catalog.require_hudi(stmt.ident)
     spec = dict(stmt.partition_spec or ())
     if spec:
         paths = partition_paths_for_spec(table, spec, entry.display)
     else:
         paths = [p for p in table.file_system_view().partition_paths() if p]
-    return session.spark.createDataFrame([(p,) for p in sorted(paths)], "partition string")
+    return ctx.spark.createDataFrame([(p,) for p in sorted(paths)], "partition string")
 
 
 INTERNAL_TABLE_PROPERTIES = frozenset({
@@ -86,10 +86,10 @@ def create_table_statement(entry: CatalogTable) -> str:
     return "\n".join(lines) + "\n"
 
 
-def show_create_table(session: Session, stmt: ShowCreateTable) -> DataFrame:
+def show_create_table(ctx: CommandContext, stmt: ShowCreateTable) -> DataFrame:
     """SHOW CREATE TABLE: :func:`create_table_statement` for a Hudi table (column ``createtab_stmt``, as
     Spark); any other table goes to Spark unchanged."""
-    entry = session.catalog.lookup(stmt.ident)
+    entry = ctx.catalog.lookup(stmt.ident)
     if entry is None or not entry.is_hudi:
-        return session.spark.sql(stmt.sql)
-    return session.spark.createDataFrame([(create_table_statement(entry),)], "createtab_stmt string")
+        return ctx.spark.sql(stmt.sql)
+    return ctx.spark.createDataFrame([(create_table_statement(entry),)], "createtab_stmt string")

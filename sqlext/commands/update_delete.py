@@ -27,12 +27,12 @@ from sqlext.errors import SqlAnalysisError
 from sqlext.parser.statements import DeleteFrom, UpdateTable
 
 if TYPE_CHECKING:
-    from sqlext.session import Session
+    from sqlext.commands.context import CommandContext
 
 
-def _matching_rows(session: Session, entry: CatalogTable, table: Table, alias: str | None,
+def _matching_rows(ctx: CommandContext, entry: CatalogTable, table: Table, alias: str | None,
                    where_sql: str | None, verb: str) -> DataFrame:
-    df = session.spark.read.format("hudi").load(table.base_path).alias(alias or entry.name)
+    df = ctx.spark.read.format("hudi").load(table.base_path).alias(alias or entry.name)
     if where_sql:
         try:
             df = df.filter(F.expr(where_sql))
@@ -53,10 +53,10 @@ def _locate(df: DataFrame, table: Table, conf_options: dict[str, str]) -> DataFr
     return add_keys(stripped, table, conf, table_arrow_schema(table))
 
 
-def update_table(session: Session, stmt: UpdateTable) -> DataFrame:
+def update_table(ctx: CommandContext, stmt: UpdateTable) -> DataFrame:
     """UPDATE t SET col = expr, ... [WHERE cond]."""
-    spark = session.spark
-    entry, table = session.catalog.require_hudi(stmt.table)
+    spark = ctx.spark
+    entry, table = ctx.catalog.require_hudi(stmt.table)
     schema = table_data_schema(table)
     types = {f.name.lower(): f for f in schema.fields}
     assignments: dict[str, str] = {}
@@ -68,7 +68,7 @@ def update_table(session: Session, stmt: UpdateTable) -> DataFrame:
         if name in (k.lower() for k in table.record_key_fields):
             raise SqlAnalysisError(f"UPDATE {entry.display}: the record key column {column} cannot be updated")
         assignments[name] = value
-    rows = _matching_rows(session, entry, table, stmt.alias, stmt.where_sql, "UPDATE")
+    rows = _matching_rows(ctx, entry, table, stmt.alias, stmt.where_sql, "UPDATE")
     projected: list[Column] = []
     for field in schema.fields:
         assigned = assignments.get(field.name.lower())
@@ -82,14 +82,14 @@ def update_table(session: Session, stmt: UpdateTable) -> DataFrame:
     except AnalysisException as exc:
         raise SqlAnalysisError(f"UPDATE {entry.display}: {str(exc).splitlines()[0]}") from exc
     metrics = write_dataframe(spark, table, updated, WriteOperation.UPSERT, options, prepped=True)
-    return after_write(session, entry, table, options, metrics)
+    return after_write(ctx, entry, table, options, metrics)
 
 
-def delete_from(session: Session, stmt: DeleteFrom) -> DataFrame:
+def delete_from(ctx: CommandContext, stmt: DeleteFrom) -> DataFrame:
     """DELETE FROM t [WHERE cond] (no WHERE deletes every record)."""
-    spark = session.spark
-    entry, table = session.catalog.require_hudi(stmt.table)
-    rows = _matching_rows(session, entry, table, stmt.alias, stmt.where_sql, "DELETE FROM")
+    spark = ctx.spark
+    entry, table = ctx.catalog.require_hudi(stmt.table)
+    rows = _matching_rows(ctx, entry, table, stmt.alias, stmt.where_sql, "DELETE FROM")
     options = write_options(spark, entry, table)
     located = _locate(rows, table, options)
     doomed = located.select(
@@ -97,4 +97,4 @@ def delete_from(session: Session, stmt: DeleteFrom) -> DataFrame:
         F.col(RECORD_KEY), F.col(PARTITION_PATH), F.col(FILE_ID), F.lit(True).alias(IS_DELETED),
     )
     metrics = write_dataframe(spark, table, doomed, WriteOperation.DELETE, options, prepped=True)
-    return after_write(session, entry, table, options, metrics)
+    return after_write(ctx, entry, table, options, metrics)

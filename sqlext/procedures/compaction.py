@@ -27,7 +27,7 @@ from sqlext.parser.statements import Compaction, CompactionKind, TableIdent
 from sqlext.procedures.registry import Param, Procedure, register
 
 if TYPE_CHECKING:
-    from sqlext.session import Session
+    from sqlext.commands.context import CommandContext
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def parse_options(text: Any) -> dict[str, str]:
     return {k.strip(): v.strip() for k, v in pairs}
 
 
-def resolve_table(session: Session, table: Any, path: Any, procedure: str) -> tuple[str, Table]:
+def resolve_table(ctx: CommandContext, table: Any, path: Any, procedure: str) -> tuple[str, Table]:
     """The table named by ``table`` (wins) or ``path``; returns (display name, table).
 
     Raises:
@@ -55,7 +55,7 @@ def resolve_table(session: Session, table: Any, path: Any, procedure: str) -> tu
     """
     if table:
         database, _, name = str(table).rpartition(".")
-        entry, loaded = session.catalog.require_hudi(TableIdent(database or None, name))
+        entry, loaded = ctx.catalog.require_hudi(TableIdent(database or None, name))
         return entry.display, loaded
     if path:
         try:
@@ -99,7 +99,7 @@ def _targets(display: str, pending: list[str], op: str, instants: Any, limit: An
     return (pending[: int(limit)] if limit is not None else pending), op
 
 
-def run_compaction(session: Session, args: dict[str, Any]) -> DataFrame:
+def run_compaction(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """``CALL run_compaction(op, table | path, timestamp, options, instants, limit)`` as Hudi's
     ``RunCompactionProcedure``: *schedule* writes a plan when the trigger strategy asks for one (with the
     ``options`` given) and returns the new plan, or the pending ones when none was written; *execute* runs
@@ -110,7 +110,7 @@ def run_compaction(session: Session, args: dict[str, Any]) -> DataFrame:
     op = str(args.get("op") or "").strip().lower()
     if op == "run":
         op = "scheduleandexecute"
-    display, table = resolve_table(session, args.get("table"), args.get("path"), "run_compaction")
+    display, table = resolve_table(ctx, args.get("table"), args.get("path"), "run_compaction")
     _require_mor(display, table, "run_compaction")
     options = parse_options(args.get("options"))
     conf = table.config.overlay(options)
@@ -131,19 +131,19 @@ def run_compaction(session: Session, args: dict[str, Any]) -> DataFrame:
             if not targets:
                 logger.info("run_compaction on %s: no pending compaction to execute", display)
             for target in targets:
-                execute_compaction(session.spark, table, target, options)
+                execute_compaction(ctx.spark, table, target, options)
                 table.reload()
     except EngineError as exc:
         raise ProcedureError(f"run_compaction on {display}: {exc}") from exc
     table.timeline.reload()
     states = {i.timestamp: i.state for i in table.timeline.instants if i.action in ("compaction", "commit")}
     rows = [(t, _plan_size(table, t), states[t].name) for t in sorted(set(targets), reverse=True) if t in states]
-    return session.spark.createDataFrame(rows, OUTPUT)
+    return ctx.spark.createDataFrame(rows, OUTPUT)
 
 
-def show_compaction(session: Session, args: dict[str, Any]) -> DataFrame:
+def show_compaction(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """``CALL show_compaction(table | path, limit)``: compactions newest first."""
-    display, table = resolve_table(session, args.get("table"), args.get("path"), "show_compaction")
+    display, table = resolve_table(ctx, args.get("table"), args.get("path"), "show_compaction")
     _require_mor(display, table, "show_compaction")
     table.timeline.reload()
     rows = []
@@ -155,7 +155,7 @@ def show_compaction(session: Session, args: dict[str, Any]) -> DataFrame:
             rows.append((instant.timestamp, _plan_size(table, instant.timestamp), "COMPLETED"))
     rows.sort(key=lambda r: r[0], reverse=True)
     limit = int(args.get("limit") or 20)
-    return session.spark.createDataFrame(rows[:limit], OUTPUT)
+    return ctx.spark.createDataFrame(rows[:limit], OUTPUT)
 
 
 register(Procedure("run_compaction", (
@@ -176,13 +176,13 @@ register(Procedure("show_compaction", (
 ), OUTPUT, show_compaction, "compactions of a merge-on-read table, newest first"))
 
 
-def compaction_statement(session: Session, stmt: Compaction) -> DataFrame:
+def compaction_statement(ctx: CommandContext, stmt: Compaction) -> DataFrame:
     """``SCHEDULE|RUN COMPACTION ON t|'path' [AT instant]`` / ``SHOW COMPACTION ON t|'path' [LIMIT n]``."""
     table = None
     if stmt.table is not None:
         table = f"{stmt.table.db}.{stmt.table.name}" if stmt.table.db else stmt.table.name
     if stmt.kind is CompactionKind.SHOW:
-        return show_compaction(session, {"table": table, "path": stmt.path, "limit": stmt.limit})
+        return show_compaction(ctx, {"table": table, "path": stmt.path, "limit": stmt.limit})
     op = "schedule" if stmt.kind is CompactionKind.SCHEDULE else ("execute" if stmt.instant else "run")
-    return run_compaction(session, {"op": op, "table": table, "path": stmt.path, "timestamp": stmt.instant,
+    return run_compaction(ctx, {"op": op, "table": table, "path": stmt.path, "timestamp": stmt.instant,
                                     "options": None})

@@ -17,7 +17,7 @@ from sqlext.errors import ProcedureError
 from sqlext.procedures.registry import Param, Procedure, procedures, register
 
 if TYPE_CHECKING:
-    from sqlext.session import Session
+    from sqlext.commands.context import CommandContext
 
 
 def _cell(text: str) -> str:
@@ -56,7 +56,7 @@ def list_procedures(known: dict[str, Procedure]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _help(session: Session, args: dict[str, Any]) -> DataFrame:
+def _help(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     known = procedures()
     command = args.get("cmd")
     if not command:
@@ -67,7 +67,7 @@ def _help(session: Session, args: dict[str, Any]) -> DataFrame:
             raise ProcedureError(f"can not find {command} command in procedures (procedures: "
                                  f"{', '.join(sorted(known))})")
         text = describe_procedure(proc)
-    return session.spark.createDataFrame([(text,)], "result string")
+    return ctx.spark.createDataFrame([(text,)], "result string")
 
 
 register(Procedure("help", (Param("cmd", "string", doc="a procedure's name"),), "result string", _help,

@@ -14,7 +14,7 @@ from sqlext.parser.statements import TableIdent
 from sqlext.procedures.registry import Param, Procedure, register
 
 if TYPE_CHECKING:
-    from sqlext.session import Session
+    from sqlext.commands.context import CommandContext
 
 PREFIX = "hoodie.datasource.hive_sync."
 # Procedure argument -> sync config key.
@@ -31,15 +31,15 @@ ARGUMENT_KEYS = {
 }
 
 
-def hive_sync(session: Session, args: dict[str, Any]) -> DataFrame:
+def hive_sync(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """Sync now; one row ``result`` describing what changed.
 
     Raises:
         ProcedureError: unknown table, no metastore URI, or the sync failed.
     """
     database, _, name = str(args["table"]).rpartition(".")
-    entry, table = session.catalog.require_hudi(TableIdent(database or None, name))
-    options = {k: v for k, v in write_options(session.spark, entry, table).items() if "sync" in k}
+    entry, table = ctx.catalog.require_hudi(TableIdent(database or None, name))
+    options = {k: v for k, v in write_options(ctx.spark, entry, table).items() if "sync" in k}
     options.update({
         PREFIX + "database": entry.database, PREFIX + "table": entry.name, PREFIX + "mode": "hms",
         PREFIX + "support_timestamp": "true",
@@ -48,7 +48,7 @@ def hive_sync(session: Session, args: dict[str, Any]) -> DataFrame:
         if args.get(argument) is not None:
             options[key] = str(args[argument]).lower() if isinstance(args[argument], bool) else str(args[argument])
     if URIS_KEY not in options:
-        uris = session_metastore_uris(session)
+        uris = session_metastore_uris(ctx)
         if uris is None:
             raise ProcedureError(f"hive_sync({entry.display}): give metastore_uri => 'thrift://host:port' "
                                  "(or set hive.metastore.uris)")
@@ -59,7 +59,7 @@ def hive_sync(session: Session, args: dict[str, Any]) -> DataFrame:
         result = sync_hudi_table(table.base_path, options)
     except Exception as exc:  # noqa: BLE001 - reported as the procedure's failure
         raise ProcedureError(f"hive_sync({entry.display}) failed: {exc}") from exc
-    return session.spark.createDataFrame([(str(result),)], "result string")
+    return ctx.spark.createDataFrame([(str(result),)], "result string")
 
 
 register(Procedure("hive_sync", (

@@ -13,7 +13,7 @@ from sqlext.errors import ProcedureError
 from sqlext.parser.statements import Call
 
 if TYPE_CHECKING:
-    from sqlext.session import Session
+    from sqlext.commands.context import CommandContext
 
 # Modules that register procedures when imported.
 FAMILIES = ("compaction", "help", "hive_sync")
@@ -60,14 +60,14 @@ class Procedure:
         name: lower-case name.
         params: declared parameters, in positional order.
         output: Spark DDL of the output columns.
-        run: ``run(session, args) -> DataFrame`` with ``args`` bound by name (defaults filled).
+        run: ``run(ctx, args) -> DataFrame`` with ``args`` bound by name (defaults filled).
         doc: one line of help.
     """
 
     name: str
     params: tuple[Param, ...]
     output: str
-    run: Callable[[Session, dict[str, Any]], DataFrame]
+    run: Callable[[CommandContext, dict[str, Any]], DataFrame]
     doc: str = ""
 
     def bind(self, call_: Call) -> dict[str, Any]:
@@ -119,7 +119,7 @@ def procedures() -> dict[str, Procedure]:
     return dict(_REGISTRY)
 
 
-def call(session: Session, statement: Call) -> DataFrame:
+def call(ctx: CommandContext, statement: Call) -> DataFrame:
     """Run ``CALL``.
 
     Raises:
@@ -130,4 +130,4 @@ def call(session: Session, statement: Call) -> DataFrame:
         raise ProcedureError(f"procedure: {statement.name} is not exists (Hudi's words); the procedures are "
                              f"{', '.join(sorted(procedures()))}; CALL help() describes them")
     args = procedure.bind(statement)
-    return procedure.run(session, args)
+    return procedure.run(ctx, args)
