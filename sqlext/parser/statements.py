@@ -63,6 +63,9 @@ class Statement:
     """Base of all parsed statements."""
 
     sql: str = field(default="", compare=False, repr=False, kw_only=True)
+    tree: Any = field(default=None, compare=False, repr=False, kw_only=True)
+    """The parsed tree (a ``sqlglot.exp.Expression``) the statement was built from, or None; commands that
+    need more than the fields read it instead of parsing ``sql`` again."""
 
 
 @dataclass(frozen=True)
@@ -179,7 +182,24 @@ class WhenNotMatchedInsert:
     values_sql: tuple[str, ...] | None
 
 
-MergeClause = WhenMatchedUpdate | WhenMatchedDelete | WhenNotMatchedInsert
+@dataclass(frozen=True)
+class WhenNotMatchedBySourceUpdate:
+    """``WHEN NOT MATCHED BY SOURCE [AND cond] THEN UPDATE SET ...`` (Spark 3.5+ / Delta; beyond Hudi):
+    a target row no source row matches. ``condition_sql`` and assignments read target columns only."""
+
+    condition_sql: str | None
+    assignments: tuple[Assignment, ...]
+
+
+@dataclass(frozen=True)
+class WhenNotMatchedBySourceDelete:
+    """``WHEN NOT MATCHED BY SOURCE [AND cond] THEN DELETE`` (Spark 3.5+ / Delta; beyond Hudi)."""
+
+    condition_sql: str | None
+
+
+MergeClause = (WhenMatchedUpdate | WhenMatchedDelete | WhenNotMatchedInsert
+               | WhenNotMatchedBySourceUpdate | WhenNotMatchedBySourceDelete)
 
 
 @dataclass(frozen=True)
@@ -199,6 +219,7 @@ class MergeInto(Statement):
             column); the whole condition when it is not a conjunction (e.g. has a top-level OR).
         clauses: WHEN clauses in written order.
         source_table: the source table when the source is a table name, else None.
+        source_columns: the column aliases of the source (``USING (VALUES ...) s0(id, name)``), or None.
     """
 
     target: TableIdent
@@ -210,6 +231,7 @@ class MergeInto(Statement):
     on_other: tuple[str, ...]
     clauses: tuple[MergeClause, ...]
     source_table: TableIdent | None = None
+    source_columns: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -284,6 +306,54 @@ class AddColumns(AlterTable):
     (Hudi ``AlterHoodieTableAddColumnsCommand``)."""
 
     columns: tuple[ColumnDef, ...]
+
+
+@dataclass(frozen=True)
+class RenameColumn(AlterTable):
+    """``ALTER TABLE t RENAME COLUMN a[.b] TO c`` (Hudi ``AlterTableCommand`` with schema on read; ``old`` keeps
+    a nested path dotted, ``new`` is the new last name)."""
+
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class DropColumns(AlterTable):
+    """``ALTER TABLE t DROP COLUMN[S] [IF EXISTS] a[, b.c ...]`` (also ``DROP COLUMNS (a, b)``)."""
+
+    names: tuple[str, ...]
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterColumn(AlterTable):
+    """``ALTER TABLE t ALTER|CHANGE [COLUMN] a[.b] TYPE type | COMMENT 'c' | FIRST | AFTER x | SET NOT NULL |
+    DROP NOT NULL`` (Spark's ``AlterColumn``; Hudi ``AlterHoodieTableChangeColumnCommand`` / schema on read).
+    Each attribute is None when the statement does not change it; ``position`` is ``"FIRST"`` or
+    ``"AFTER <col>"``."""
+
+    name: str
+    type_sql: str | None = None
+    comment: str | None = None
+    position: str | None = None
+    nullable: bool | None = None
+
+
+@dataclass(frozen=True)
+class ChangeColumn(AlterTable):
+    """``ALTER TABLE t CHANGE [COLUMN] old new_name type [COMMENT 'c'] [FIRST|AFTER x]`` (Hive form; Hudi
+    ``AlterHoodieTableChangeColumnCommand``): ``column`` is the new definition (name may equal ``name``)."""
+
+    name: str
+    column: ColumnDef
+
+
+@dataclass(frozen=True)
+class SetLocation(AlterTable):
+    """``ALTER TABLE t [PARTITION (...)] SET LOCATION 'path'``."""
+
+    location: str
+    partition_spec: PartitionSpec = ()
 
 
 @dataclass(frozen=True)
