@@ -37,7 +37,7 @@ from hive_sync.client import (
     PARQUET_OUTPUT_FORMAT,
     PARQUET_SERDE,
 )
-from sqlext.errors import SqlAnalysisError
+from sqlext.errors import NotHudiTable, SqlAnalysisError
 from sqlext.parser.statements import TableIdent
 
 logger = logging.getLogger(__name__)
@@ -259,11 +259,15 @@ class Catalog:
         """The catalog entry and the loaded Hudi table of ``ident``.
 
         Raises:
-            SqlAnalysisError: unknown table, not a Hudi table, or no Hudi table at its location.
+            NotHudiTable: unknown table or view, or not a Hudi table.
+            SqlAnalysisError: no Hudi table at its location.
         """
-        entry = self.require(ident)
+        entry = self.lookup(ident)
+        if entry is None:
+            database, name = self.qualify(ident)
+            raise NotHudiTable(f"Table or view not found: {database}.{name}", ident)
         if not entry.is_hudi:
-            raise SqlAnalysisError(f"{entry.display} is not a Hudi table (provider {entry.provider or 'hive'})")
+            raise NotHudiTable(f"{entry.display} is not a Hudi table (provider {entry.provider or 'hive'})", ident)
         try:
             return entry, Table.load(entry.location)
         except TableNotFound as exc:

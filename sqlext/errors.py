@@ -84,6 +84,21 @@ class SqlAnalysisError(SqlError):
     """
 
 
+class NotHudiTable(SqlAnalysisError):
+    """The table a statement names is not a Hudi table (another provider, a view) or is not in the catalog.
+
+    :func:`sqlext.commands.dispatch` catches it for the statement's own target and hands the statement to
+    Spark SQL unchanged, so Spark answers as it would without sqlext (its own error for an unknown table).
+
+    Attributes:
+        ident: the table name as written (a ``sqlext.parser.TableIdent``).
+    """
+
+    def __init__(self, message: str, ident: Any) -> None:
+        super().__init__(message)
+        self.ident = ident
+
+
 class UnsupportedStatement(SqlError):
     """A valid statement (or clause) that this implementation does not support.
 

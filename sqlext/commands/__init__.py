@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
-from sqlext.errors import UnsupportedStatement
+from sqlext.errors import NotHudiTable, UnsupportedStatement
 from sqlext.parser import statements as st
 from sqlext.parser import time_travel_rewrite
 
@@ -60,11 +60,31 @@ def _handlers() -> dict[type, Callable[[CommandContext, Any], DataFrame]]:
     return table
 
 
+def target_of(statement: Any) -> st.TableIdent | None:
+    """The table a statement acts on (its ``ident``, ``table`` or ``target``), or None (CALL, SELECT, ...)."""
+    if isinstance(statement, (st.Call, st.Compaction)):
+        return None
+    for attribute in ("ident", "table", "target"):
+        value = getattr(statement, attribute, None)
+        if isinstance(value, st.TableIdent):
+            return value
+    return None
+
+
 def dispatch(ctx: CommandContext, statement: Any) -> DataFrame:
     """Run ``statement`` in ``ctx``.
+
+    A statement whose own target is not a Hudi table (parquet, csv, Hive tables, views) or is not in the
+    catalog goes to Spark SQL unchanged, as without sqlext (Hudi's analysis rules match only Hudi tables).
+    Commands resolve their target before they change anything, so nothing was done when that happens.
 
     Raises:
         UnsupportedStatement: a parsed statement sqlext does not implement yet (named in the message).
     """
     handler = _handlers().get(type(statement), _unsupported)
-    return handler(ctx, statement)
+    try:
+        return handler(ctx, statement)
+    except NotHudiTable as exc:
+        if exc.ident is None or exc.ident != target_of(statement):
+            raise
+        return _passthrough(ctx, st.Passthrough(statement.sql))

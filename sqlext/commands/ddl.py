@@ -281,11 +281,8 @@ def create_table(ctx: CommandContext, stmt: CreateTable) -> DataFrame:
 def drop_table(ctx: CommandContext, stmt: DropTable) -> DataFrame:
     """DROP TABLE [IF EXISTS] t [PURGE]: drop the catalog entry; PURGE also deletes the base path."""
     entry = ctx.catalog.lookup(stmt.ident)
-    if entry is None:
-        if stmt.if_exists:
-            return empty_result(ctx.spark)
-        database, name = ctx.catalog.qualify(stmt.ident)
-        raise SqlAnalysisError(f"Table or view not found: {database}.{name}")
+    if entry is None or not entry.is_hudi:
+        return ctx.spark.sql(stmt.sql)  # views, other providers and unknown names are Spark's
     ctx.catalog.drop(entry, purge=stmt.purge)
     if stmt.purge and entry.is_hudi and entry.location:
         Storage.for_uri(entry.location).delete_dir(entry.location)
