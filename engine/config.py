@@ -269,6 +269,9 @@ class ReadConfig:
                              "Incremental: commits after this instant (exclusive).")
     END_INSTANTTIME = str_property("hoodie.datasource.read.end.instanttime", None,
                            "Incremental: commits up to this instant (inclusive).")
+    INCREMENTAL_FORMAT = str_property("hoodie.datasource.query.incremental.format", "latest_state",
+                                      "Incremental: latest_state (rows as they are now) or cdc (change "
+                                      "data capture images; not supported yet).")
     QUERY_AS_RO_TABLE = bool_property("hoodie.query.as.ro.table", None,
                               "Set by Hive sync on _ro (true) / _rt (false) tables.")
 

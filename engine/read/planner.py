@@ -105,6 +105,13 @@ def normalize_instant(value: str) -> str:
     )
 
 
+def _incremental_bound(value: str) -> str:
+    """An incremental query bound: digits are compared with instants as written (Hudi compares instant strings,
+    so ``'000'`` and a shorter prefix such as ``'202305150000'`` work); other forms as :func:`normalize_instant`."""
+    text = value.strip().strip("'\"")
+    return text if text.isdigit() else normalize_instant(text)
+
+
 def plan_query(
     table: Table, options: HoodieConfig, partition_filter: Callable[[str], bool] | None = None
 ) -> QueryPlan:
@@ -138,9 +145,14 @@ def plan_query(
         if not raw_begin:
             raise ConfigError(f"incremental query on {table.base_path} needs "
                               f"'{ReadConfig.BEGIN_INSTANTTIME.key}'")
-        begin = normalize_instant(raw_begin) if raw_begin not in ("000", "0") else "0"
+        incremental_format = options.get(ReadConfig.INCREMENTAL_FORMAT).strip().lower()
+        if incremental_format != "latest_state":
+            raise ConfigError(f"{ReadConfig.INCREMENTAL_FORMAT.key}={incremental_format!r} on table "
+                              f"{table.base_path}: only 'latest_state' is supported; CDC queries ('cdc') "
+                              "are not implemented yet")
+        begin = _incremental_bound(raw_begin)
         raw_end = options.raw(ReadConfig.END_INSTANTTIME)
-        end = normalize_instant(raw_end) if raw_end else (completed[-1] if completed else begin)
+        end = _incremental_bound(raw_end) if raw_end else (completed[-1] if completed else begin)
         as_of = end
         touched = set()
         for instant in timeline.completed_commits():

@@ -1,7 +1,7 @@
 """One module per statement family; :func:`dispatch` routes a parsed statement to its command.
 
-Statements sqlext does not handle (``Passthrough``) go to ``spark.sql`` unchanged, after the time-travel
-rewrite (``TIMESTAMP AS OF`` → the ``as.of.instant`` read option)."""
+Statements sqlext does not handle (``Passthrough``) go to ``spark.sql`` unchanged; Spark's parser, with
+sqlext's extension (``io.sqlext.catalog.HudiTimeTravelParser``), reads time travel in them."""
 
 from __future__ import annotations
 
@@ -12,15 +12,13 @@ from pyspark.sql import DataFrame
 
 from sqlext.errors import NotHudiTable, UnsupportedStatement
 from sqlext.parser import statements as st
-from sqlext.parser import time_travel_rewrite
 
 if TYPE_CHECKING:
     from sqlext.commands.context import CommandContext
 
 
 def _passthrough(ctx: CommandContext, stmt: st.Passthrough) -> DataFrame:
-    rewritten = time_travel_rewrite(stmt.sql)
-    return ctx.spark.sql(rewritten if rewritten is not None else stmt.sql)
+    return ctx.spark.sql(stmt.sql)
 
 
 def _create(ctx: CommandContext, stmt: st.CreateTable) -> DataFrame:

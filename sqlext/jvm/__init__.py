@@ -56,8 +56,10 @@ logger = logging.getLogger(__name__)
 CATALOG_CLASS = "io.sqlext.catalog.HudiSessionCatalog"
 """Fully qualified name of the session catalog class (value of ``spark.sql.catalog.spark_catalog``)."""
 
-EXTENSIONS_CLASS = "io.sqlext.catalog.RefuseHudiWrites$Extensions"
-"""``spark.sql.extensions``: refuses INSERT/UPDATE/DELETE/MERGE on Hudi tables run as plain Spark SQL."""
+EXTENSIONS_CLASS = "io.sqlext.catalog.SqlextExtensions"
+"""``spark.sql.extensions``: refuses INSERT/UPDATE/DELETE/MERGE on Hudi tables run as plain Spark SQL, reads
+Hudi's instant form of ``TIMESTAMP AS OF``, and registers Hudi's table-valued functions ``hudi_query`` and
+``hudi_table_changes``."""
 
 JAR_NAME = "sqlext-catalog.jar"
 """File name of the built jar inside its cache directory."""

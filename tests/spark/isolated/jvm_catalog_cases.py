@@ -247,7 +247,7 @@ def test_jar_is_cached_and_holds_the_catalog() -> None:
     assert jvm.spark_conf() == {
         "spark.jars": str(jar),
         "spark.sql.catalog.spark_catalog": "io.sqlext.catalog.HudiSessionCatalog",
-        "spark.sql.extensions": "io.sqlext.catalog.RefuseHudiWrites$Extensions",
+        "spark.sql.extensions": "io.sqlext.catalog.SqlextExtensions",
     }
 
 
@@ -528,11 +528,19 @@ def test_time_travel_reaches_reader_as_instant(spark: SparkSession) -> None:
 
 
 @pytest.mark.spark
-def test_time_travel_timestamp_must_be_a_spark_timestamp(spark: SparkSession) -> None:
+def test_time_travel_timestamp_takes_hudi_instants(spark: SparkSession) -> None:
+    """Hudi's instant form of TIMESTAMP AS OF (quoted or not, 14 or 17 digits) reaches the reader as that instant;
+    a string that is neither an instant nor a timestamp stays Spark's error."""
     from pyspark.errors import AnalysisException
 
+    for clause in ("TIMESTAMP AS OF '20240102030405678'", "TIMESTAMP AS OF 20240102030405678",
+                   "FOR SYSTEM_TIME AS OF '20240102030405678'", "timestamp  as\nof '20240102030405678'"):
+        assert read_options(spark, f"SELECT * FROM t {clause}")["as.of.instant"] == "20240102030405678", clause
+    assert read_options(spark, "SELECT * FROM t TIMESTAMP AS OF '20240102030405'")["as.of.instant"] == (
+        "20240102030405"
+    )
     with pytest.raises(AnalysisException, match="INVALID_TIME_TRAVEL_TIMESTAMP_EXPR"):
-        spark.sql("SELECT * FROM t TIMESTAMP AS OF '20240102030405678'").collect()
+        spark.sql("SELECT * FROM t TIMESTAMP AS OF 'yesterday'").collect()
 
 
 @pytest.mark.spark

@@ -165,13 +165,35 @@ public class HudiSessionCatalog extends DelegatingCatalogExtension {
       return null;
     }
     Map<String, String> options = HudiTableOptions.fromCatalog(meta);
+    StructType schema = meta.schema();
+    Column[] columns = loaded.columns();
     if (asOfInstant != null) {
       options = HudiTableOptions.with(options, HudiTableOptions.AS_OF_INSTANT, asOfInstant);
+      StructType then = schemaAsOf(provider.get(), options, loaded.name());
+      if (then != null && !java.util.Arrays.equals(then.fieldNames(), schema.fieldNames())) {
+        schema = then;  // the columns changed since: read the commit with the schema it had
+        columns = CatalogV2Util.structTypeToV2Columns(then, CatalogV2Util.structTypeToV2Columns$default$2());
+      }
     }
     Transform[] partitioning = loaded.partitioning();
-    Table source = provider.get().getTable(meta.schema(), partitioning, options);
-    return new HudiTable(loaded.name(), meta.schema(), loaded.columns(), partitioning,
+    Table source = provider.get().getTable(schema, partitioning, options);
+    return new HudiTable(loaded.name(), schema, columns, partitioning,
         visibleProperties(loaded.properties()), options, source.capabilities(), meta);
+  }
+
+  /**
+   * The table schema as of the instant in {@code options} ({@code as.of.instant}), from the data source
+   * (the schema of that commit), or {@code null} when the data source cannot tell (the catalog schema is
+   * used then).
+   */
+  private static StructType schemaAsOf(TableProvider provider, Map<String, String> options, String name) {
+    try {
+      return provider.inferSchema(new CaseInsensitiveStringMap(options));
+    } catch (RuntimeException e) {
+      LOG.warn("Table {}: no schema as of {} from the data source ({}); using the catalog schema", name,
+          options.get(HudiTableOptions.AS_OF_INSTANT), e.toString());
+      return null;
+    }
   }
 
   /**

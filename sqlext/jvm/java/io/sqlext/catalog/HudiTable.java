@@ -192,7 +192,7 @@ public final class HudiTable
    */
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    CaseInsensitiveStringMap merged = HudiTableOptions.overlay(catalogOptions, options.asCaseSensitiveMap());
+    CaseInsensitiveStringMap merged = HudiTableOptions.forScan(catalogOptions, options.asCaseSensitiveMap());
     return HudiScanBuilder.create(schema, sourceScanBuilder(schema, merged),
         readSchema -> sourceScanBuilder(readSchema, merged));
   }

@@ -122,6 +122,27 @@ final class HudiTableOptions {
     return new CaseInsensitiveStringMap(merged);
   }
 
+  /** Hudi's read option naming the query type (snapshot, read_optimized, incremental). */
+  static final String QUERY_TYPE = "hoodie.datasource.query.type";
+
+  /**
+   * The options of one scan: the catalog's with the query's own laid over them. A query type the query
+   * names itself ({@code hudi_table_changes}, {@code WITH ('hoodie.datasource.query.type' = ...)}) wins over
+   * the catalog's {@code hoodie.query.as.ro.table} flag, which Hudi's reader would otherwise let override
+   * it ({@code DataSourceOptionsHelper.parametersWithReadDefaults}).
+   */
+  static CaseInsensitiveStringMap forScan(Map<String, String> catalogOptions, Map<String, String> query) {
+    Map<String, String> merged = new LinkedHashMap<>(catalogOptions);
+    if (findKey(query, QUERY_TYPE) != null) {
+      String flag = findKey(merged, QUERY_AS_RO_TABLE);
+      if (flag != null) {
+        merged.remove(flag);
+      }
+    }
+    putAll(merged, query);
+    return new CaseInsensitiveStringMap(merged);
+  }
+
   /** {@code base} plus one more entry, replacing any key equal to {@code key} ignoring case. */
   static Map<String, String> with(Map<String, String> base, String key, String value) {
     Map<String, String> merged = new LinkedHashMap<>(base);

@@ -3,7 +3,6 @@
  */
 package io.sqlext.catalog;
 
-import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases;
 import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable;
 import org.apache.spark.sql.catalyst.plans.logical.InsertIntoStatement;
@@ -14,26 +13,14 @@ import org.apache.spark.sql.catalyst.plans.logical.V2WriteCommand;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 
-import scala.runtime.AbstractFunction1;
-import scala.runtime.BoxedUnit;
-
 /**
- * A resolution rule ({@code spark.sql.extensions}) that refuses INSERT, UPDATE, DELETE and MERGE on a
+ * A resolution rule (installed by {@link SqlextExtensions}) that refuses INSERT, UPDATE, DELETE and MERGE on a
  * Hudi table of sqlext's session catalog when they run as plain Spark SQL ({@code sqlext serve},
  * {@code spark.sql}): sqlext writes Hudi tables itself ({@code sqlext} shell, {@code Session.sql}), so the
  * user gets one line saying where writes go instead of Spark's errors about the meta columns ("not
  * enough data columns") or unsupported row-level operations.
  */
 public final class RefuseHudiWrites extends Rule<LogicalPlan> {
-
-  /** Installs the rule: the class named by {@code spark.sql.extensions}. */
-  public static final class Extensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
-    @Override
-    public BoxedUnit apply(SparkSessionExtensions extensions) {
-      extensions.injectResolutionRule(session -> new RefuseHudiWrites());
-      return BoxedUnit.UNIT;
-    }
-  }
 
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
