@@ -74,6 +74,10 @@ def test_time_travel_in_every_statement(session: Session, history: tuple[str, li
     assert ids(session, f"SELECT id FROM tt_probe_{suffix} WHERE id IN "
                         f"(SELECT id FROM {name} VERSION AS OF '{first}')") == [1]
     assert ids(session, f"WITH old AS (SELECT * FROM {name} TIMESTAMP AS OF {first}) SELECT id FROM old") == [1, 2]
+    assert ids(session, f"SELECT id FROM {name} TIMESTAMP AS OF '{first}' WHERE id = 1 UNION "
+                        f"SELECT id FROM {name} WHERE id > 1") == [1, 3]
+    assert ids(session, f"SELECT id FROM {name} TIMESTAMP AS OF '{first}' "
+                        "DISTRIBUTE BY CAST(rand() * 2 AS INT)") == [1, 2]
     # CTAS, INSERT ... SELECT and MERGE ... USING read the old commit
     copy = f"tt_copy_{suffix}"
     session.sql(f"CREATE TABLE {copy} USING hudi TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') "
