@@ -51,6 +51,7 @@ from engine.write.operation import WriteOperation
 from engine.write.planner import ExistingFileGroup, WorkloadProfile, average_record_size, plan_writes
 from engine.write.prepare import BUCKET, FILE_ID, IS_DELETED, KEY_HASH, PARTITION_PATH, RECORD_KEY
 from engine.write.rollback import rollback_instant
+from engine.write.supported import check_write_supported
 
 logger = logging.getLogger(__name__)
 
@@ -298,6 +299,7 @@ def write_dataframe(
                 WriteOperation.INSERT_OVERWRITE_TABLE)
             else conf.get(WriteConfig.COMBINE_BEFORE_UPSERT)).lower()
     }).as_dict()
+    check_write_supported(table, conf)
     persisted: list[DataFrame] = []
     with metrics.phase("start"):
         instant = start_write(table, operation, conf)

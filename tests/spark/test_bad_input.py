@@ -190,3 +190,20 @@ def test_killed_writer_is_rolled_back_by_the_next_writer(
     expected = [(1, "a"), (2, "b"), (3, "c")]
     assert sorted((r["id"], r["name"]) for r in hudi_rs_rows(entry.location)) == expected
     assert sorted(tuple(r) for r in session.sql(f"SELECT id, name FROM {trips}").collect()) == expected
+
+
+def test_options_we_do_not_implement_fail_the_write_by_name(session: Session, trips: str) -> None:
+    """An index type or CDC logging we do not implement is an error naming the key, before anything is written;
+    the table keeps its last commit (nothing silently ignored)."""
+    before = ids(session, trips)
+    for key, value in (("hoodie.index.type", "HBASE"), ("hoodie.index.type", "BUCKET"),
+                       ("hoodie.table.cdc.enabled", "true")):
+        session.sql(f"SET {key}={value}")
+        try:
+            with pytest.raises(Exception, match=f"{key}={value if key.endswith('enabled') else value.upper()}"):
+                session.sql(f"INSERT INTO {trips} VALUES (9, 'z', 9.0, 9, 'sf')")
+        finally:
+            session.sql(f"RESET {key}")
+        assert ids(session, trips) == before
+    session.sql(f"INSERT INTO {trips} VALUES (9, 'z', 9.0, 9, 'sf')")
+    assert ids(session, trips) == [*before, 9]

@@ -1,0 +1,35 @@
+"""What a write may ask for: options whose features this engine does not implement fail the write before it
+starts, naming the key, rather than writing a table that does not do what its configuration says."""
+
+from __future__ import annotations
+
+from engine import errors
+from engine.config import HoodieConfig, IndexConfig, TableConfig
+from engine.table import Table
+
+SUPPORTED_INDEX_TYPES = ("SIMPLE", "GLOBAL_SIMPLE", "BLOOM")
+"""``hoodie.index.type`` values writes accept (``BLOOM`` tags as ``SIMPLE`` does: same locations, no bloom
+pruning yet). ``GLOBAL_BLOOM``, ``BUCKET``, ``RECORD_INDEX``, ``HBASE``, ``INMEMORY`` and ``FLINK_STATE`` are
+refused."""
+
+
+def check_write_supported(table: Table, conf: HoodieConfig) -> None:
+    """Refuse a write whose configuration needs a feature not implemented here.
+
+    Args:
+        table: the target table.
+        conf: the table config overlaid with the write's options.
+
+    Raises:
+        ConfigError: ``hoodie.index.type`` is not one of :data:`SUPPORTED_INDEX_TYPES`, or
+            ``hoodie.table.cdc.enabled`` is true (change data capture logs are not written yet).
+    """
+    index_type = conf.get(IndexConfig.TYPE).strip().upper()
+    if index_type not in SUPPORTED_INDEX_TYPES:
+        raise errors.ConfigError(
+            f"hoodie.index.type={index_type} is not supported for table {table.base_path} "
+            f"(supported: {', '.join(SUPPORTED_INDEX_TYPES)}); nothing was written")
+    if conf.get(TableConfig.CDC_ENABLED):
+        raise errors.ConfigError(
+            f"hoodie.table.cdc.enabled=true on table {table.base_path}: change data capture logs are not "
+            "written by this engine yet; nothing was written")
