@@ -179,3 +179,17 @@ def test_pyhive_reads_ro_and_rt(server: int) -> None:
     assert rt == sorted(EXPECTED_RT)
     partition = pyhive_rows(server, f"SELECT id, v, p FROM {TABLE}_rt WHERE p = 'x' ORDER BY id")
     assert partition == [(1, "a2", "x"), (2, "b", "x"), (4, "d", "x")]
+
+
+def test_pyhive_time_travel_and_table_functions(server: int, synced_table: str) -> None:
+    """Over JDBC (plain Spark SQL in the server), Hudi's instant form of TIMESTAMP AS OF and its table-valued
+    functions work as in sqlext."""
+    instants = sorted({r["_hoodie_commit_time"] for r in hudi_rs_rows(synced_table)})
+    first = instants[0]
+    as_of = pyhive_rows(server, f"SELECT id, v FROM {TABLE} TIMESTAMP AS OF '{first}' ORDER BY id")
+    assert as_of == [(1, "a"), (2, "b"), (3, "c")]
+    assert as_of == sorted((r["id"], r["v"]) for r in hudi_rs_rows(synced_table, as_of=first))
+    changed = pyhive_rows(server, f"SELECT id, v FROM hudi_table_changes('{TABLE}', 'latest_state', '{first}') "
+                                  "ORDER BY id")
+    assert changed == [(1, "a2"), (3, "c2"), (4, "d")]
+    assert pyhive_rows(server, f"SELECT count(*) FROM hudi_query('{TABLE}', 'snapshot')") == [(4,)]
