@@ -244,6 +244,8 @@ class IndexConfig:
                                      "Capacity of a dynamic bloom filter.")
     SIMPLE_UPDATE_PARTITION_PATH = bool_property("hoodie.simple.index.update.partition.path", True,
                                          "Global index: move a record whose partition changed.")
+    BLOOM_UPDATE_PARTITION_PATH = bool_property("hoodie.bloom.index.update.partition.path", True,
+                                        "Global bloom index: move a record whose partition changed.")
     BUCKET_NUM = int_property("hoodie.bucket.index.num.buckets", 4, "Buckets per partition (bucket index).")
     BUCKET_HASH_FIELD = str_property("hoodie.bucket.index.hash.field", None, "Bucket hash fields.")
 

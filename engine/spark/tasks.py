@@ -55,9 +55,10 @@ def stats_batch(stats: list[WriteStat]) -> pa.RecordBatch:
     )
 
 
-def add_keys_fn(props: dict[str, str], key_schema: pa.Schema, with_partition: bool = True) -> ArrowBatchFn:
-    """``mapInArrow`` function appending ``_hoodie_record_key`` and (``with_partition``)
-    ``_hoodie_partition_path``.
+def add_keys_fn(props: dict[str, str], key_schema: pa.Schema, with_partition: bool = True,
+                with_record_key: bool = True) -> ArrowBatchFn:
+    """``mapInArrow`` function appending ``_hoodie_record_key`` (unless ``with_record_key`` is False: a
+    keyless table's partition path alone) and (``with_partition``) ``_hoodie_partition_path``.
 
     Args:
         props: table config overlaid with write options (key generator settings).
@@ -69,8 +70,8 @@ def add_keys_fn(props: dict[str, str], key_schema: pa.Schema, with_partition: bo
         keygen = KeyGenerator.from_config(HoodieConfig(props))
         for batch in batches:
             fields = conform_table(batch, key_schema)
-            columns = [*batch.columns, keygen.record_keys(fields)]
-            names = [*batch.schema.names, RECORD_KEY]
+            columns = [*batch.columns, keygen.record_keys(fields)] if with_record_key else list(batch.columns)
+            names = [*batch.schema.names, RECORD_KEY] if with_record_key else list(batch.schema.names)
             if with_partition:
                 columns.append(keygen.partition_paths(fields))
                 names.append(PARTITION_PATH)

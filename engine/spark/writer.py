@@ -31,6 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
 
 from engine import errors
+from engine.auto_keys import is_keyless, validate_auto_key_config
 from engine.config import CompactionConfig, HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
 from engine.errors import EngineError, WriteError
 from engine.filegroup.naming import parse_log_file_name
@@ -134,15 +135,24 @@ def keys_computed_in_spark(
 
 
 def add_keys(
-    df: DataFrame, table: Table, conf: HoodieConfig, data_schema: pa.Schema, *, with_partition: bool = True
+    df: DataFrame, table: Table, conf: HoodieConfig, data_schema: pa.Schema, *, with_partition: bool = True,
+    auto_key_instant: str | None = None,
 ) -> DataFrame:
     """``df`` with ``_hoodie_record_key`` (and ``_hoodie_partition_path`` unless ``with_partition`` is
     False) appended, computed on executors by the table's key generator: as Spark expressions where they
     render the keys exactly (:mod:`engine.spark.key_columns`), else in a Python ``mapInArrow`` pass.
 
+    On a keyless table (:func:`engine.auto_keys.is_keyless`) only the partition path comes from the key
+    generator; ``_hoodie_record_key`` is the auto-generated key of ``auto_key_instant``
+    (:func:`auto_key_column`), or null when no instant is given (the writer fills it in).
+
     Raises:
         ConfigError: the key generator settings are invalid.
     """
+    if is_keyless(conf):
+        partitioned = _partition_only(df, table, conf, data_schema) if with_partition else df
+        key = auto_key_column(auto_key_instant) if auto_key_instant else F.lit(None).cast(StringType())
+        return partitioned.withColumn(RECORD_KEY, key)
     columns = _spark_key_columns(df.schema, table, conf, data_schema, with_partition)
     if columns is not None:
         return df.select("*", *columns)
@@ -150,6 +160,27 @@ def add_keys(
     schema = StructType([*df.schema.fields, *added])
     fn = tasks.add_keys_fn(conf.as_dict(), _key_schema(table, data_schema, conf), with_partition)
     return df.mapInArrow(fn, schema)
+
+
+def _partition_only(df: DataFrame, table: Table, conf: HoodieConfig, data_schema: pa.Schema) -> DataFrame:
+    """``df`` with ``_hoodie_partition_path`` from the key generator (a keyless table's partition path)."""
+    keygen = KeyGenerator.from_config(conf)
+    table_types = {f.name.lower(): f.dataType for f in arrow_to_spark(_key_schema(table, data_schema, conf)).fields}
+    partition = partition_path_column(keygen, df.schema, table_types)
+    if partition is not None:
+        return df.withColumn(PARTITION_PATH, partition)
+    schema = StructType([*df.schema.fields, _spark_type_of_keys()[1]])
+    fn = tasks.add_keys_fn(conf.as_dict(), _key_schema(table, data_schema, conf), with_record_key=False)
+    return df.mapInArrow(fn, schema)
+
+
+def auto_key_column(instant: str) -> Column:
+    """Hudi's auto-generated record key of each row, ``<instant>_<Spark partition id>_<row id in the
+    partition>`` (:mod:`engine.auto_keys`). Evaluate it once: a recomputed partition numbers its rows
+    again, so callers persist the keyed rows before using them twice."""
+    pid = F.spark_partition_id().cast(LongType())
+    row_id = F.monotonically_increasing_id() - F.shiftleft(pid, 33)
+    return F.concat(F.lit(f"{instant}_"), pid.cast(StringType()), F.lit("_"), row_id.cast(StringType()))
 
 
 def existing_key_locations(
@@ -286,13 +317,25 @@ def write_dataframe(
             nothing was changed.
         EngineError: the write failed; it was rolled back and the table reads its last commit.
     """
-    metrics = WriteMetrics(operation=operation.value)
     conf = table.config.overlay(options)
+    keyless = is_keyless(conf)
+    if keyless and not prepped:
+        validate_auto_key_config(conf, table.base_path)
+        if operation is WriteOperation.UPSERT:
+            # Hudi: an upsert with auto-generated keys can only insert (every key is new).
+            logger.info("upsert into keyless table %s is written as insert", table.base_path)
+            operation = WriteOperation.INSERT
+        elif operation is WriteOperation.DELETE:
+            raise errors.ConfigError(
+                f"delete from {table.base_path}: the table has no primaryKey (auto-generated keys); delete "
+                "records by their stored _hoodie_record_key (a prepped write, as DELETE FROM does)")
+    metrics = WriteMetrics(operation=operation.value)
     data_schema = table_arrow_schema(table)
     # The commit's schema in Hudi's canonical form (["null", T] with null defaults), whatever form the
     # stored schema had (hoodie.table.create.schema uses [T, "null"]).
     avro_schema = arrow_to_avro(data_schema, table.name)
     write_props = conf.overlay({
+        WriteConfig.OPERATION.key: operation.value,
         WriteConfig.COMBINE_BEFORE_UPSERT.key: str(
             conf.get(WriteConfig.COMBINE_BEFORE_INSERT) if operation in (
                 WriteOperation.INSERT, WriteOperation.INSERT_OVERWRITE,
@@ -317,7 +360,14 @@ def write_dataframe(
         if operation is WriteOperation.BULK_INSERT:
             stats = _bulk_insert(df, table, conf, ctx, metrics, prepped, data_schema)
         else:
-            keyed = df if prepped else add_keys(df, table, conf, data_schema)
+            if not prepped:
+                keyed = add_keys(df, table, conf, data_schema, auto_key_instant=instant.timestamp)
+            elif keyless:
+                # Rows a MERGE inserts into a keyless table come without a key: generate it now.
+                keyed = df.withColumn(RECORD_KEY, F.coalesce(
+                    F.col(RECORD_KEY).cast(StringType()), auto_key_column(instant.timestamp)))
+            else:
+                keyed = df
             stats, replaced = _bucketed_write(
                 spark, table, keyed, operation, conf, ctx, metrics, prepped, overwrite_partitions, persisted
             )
@@ -373,12 +423,13 @@ def _bulk_insert(
     mode = conf.get(WriteConfig.BULKINSERT_SORT_MODE).upper()
     combine = conf.get(WriteConfig.COMBINE_BEFORE_INSERT)
     parallelism = conf.get(WriteConfig.BULKINSERT_PARALLELISM)
-    if not prepped and mode == "NONE" and not combine and parallelism <= 0:
+    keyless = is_keyless(conf)
+    if not prepped and not keyless and mode == "NONE" and not combine and parallelism <= 0:
         # One pass: each task computes keys and writes (no shuffle, no second Arrow round trip).
         fn = tasks.bulk_insert_fn(ctx, conf.as_dict(), _key_schema(table, data_schema, conf))
         with metrics.phase("write"):
             return _collect_stats(df.mapInArrow(fn, tasks.STATS_SCHEMA_DDL))
-    keyed = df if prepped else add_keys(df, table, conf, data_schema)
+    keyed = df if prepped else add_keys(df, table, conf, data_schema, auto_key_instant=ctx.instant_time)
     if combine:
         keyed = _dedupe_in_spark(keyed, ctx.precombine_field)
     if mode == "GLOBAL_SORT":

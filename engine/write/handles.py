@@ -40,7 +40,10 @@ logger = logging.getLogger(__name__)
 
 COMMIT_TIME, COMMIT_SEQNO, META_RECORD_KEY, META_PARTITION_PATH, FILE_NAME = META_FIELDS
 
-EVENT_TIME_PAYLOADS = ("org.apache.hudi.common.model.DefaultHoodieRecordPayload",)
+EXPRESSION_PAYLOAD = "org.apache.spark.sql.hudi.command.payload.ExpressionPayload"
+"""The payload class Hudi's MERGE INTO writes with: the merged row is computed by the command; a stored
+record whose ordering value is greater than the merged row's is kept; a matched DELETE always deletes."""
+EVENT_TIME_PAYLOADS = ("org.apache.hudi.common.model.DefaultHoodieRecordPayload", EXPRESSION_PAYLOAD)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,16 @@ class WriteContext:
             "hoodie.compaction.payload.class", ""
         )
         return payload in EVENT_TIME_PAYLOADS
+
+    @property
+    def deletes_ignore_ordering(self) -> bool:
+        """Deletes remove the stored record whatever its ordering value: a ``delete`` operation (Hudi
+        ``EmptyHoodieRecordPayload``) or a MERGE's matched DELETE (``ExpressionPayload``). Deletes flagged
+        ``_hoodie_is_deleted`` in an upsert with ``DefaultHoodieRecordPayload`` lose to a greater stored
+        ordering value, as Hudi's ``combineAndGetUpdateValue`` compares before it looks at the flag."""
+        operation = self.conf.get(WriteConfig.OPERATION).strip().lower()
+        payload = (self.conf.raw(WriteConfig.PAYLOAD_CLASS) or "").strip()
+        return operation == "delete" or payload == EXPRESSION_PAYLOAD
 
     def partition_dir(self, partition_path: str) -> str:
         """Absolute folder of a partition (the base path for non-partitioned tables)."""
@@ -283,6 +296,8 @@ def merge_file_group(
         incoming_order = pc.take(records.column(field), pa.array(np.where(matched, pos, 0)))
         greater = pc.fill_null(pc.greater(stored_order, incoming_order), False)
         keep_stored = matched & np.asarray(greater.to_numpy(zero_copy_only=False), dtype=bool)
+        if ctx.deletes_ignore_ordering:
+            keep_stored &= ~deletes[np.where(matched, pos, 0)]
 
     inc_for_old = np.where(matched, pos, 0)
     is_delete_for_old = matched & ~keep_stored & deletes[inc_for_old]

@@ -172,16 +172,17 @@ def _record_key_fields(hoodie: dict[str, str]) -> list[str]:
 
 
 def _require_record_key(database: str, name: str, existing: Table | None, hoodie: dict[str, str]) -> None:
-    """Refuse a table without a record key (Hudi's keyless tables are not supported yet)."""
+    """A table without a record key gets Hudi 0.14's auto-generated keys (:mod:`engine.auto_keys`), which
+    need the meta fields: refuse ``hoodie.populate.meta.fields=false`` without a primaryKey."""
     if _record_key_fields(hoodie):
         return
     if existing is not None and existing.config.raw_value(TableConfig.RECORDKEY_FIELDS.key):
         return
-    where = f" (the Hudi table at {existing.base_path} has no record key either)" if existing is not None else ""
-    raise SqlAnalysisError(
-        f"CREATE TABLE {database}.{name}: no primaryKey{where}. Name the record key column(s) with "
-        "TBLPROPERTIES (primaryKey = '<column>[,<column>...]') or "
-        f"'{KeyGenConfig.RECORDKEY_FIELD.key}'; tables without a record key (keyless) come in a later release")
+    if hoodie.get(TableConfig.POPULATE_META_FIELDS.key, "true").strip().lower() == "false":
+        raise SqlAnalysisError(
+            f"CREATE TABLE {database}.{name}: Disabling {TableConfig.POPULATE_META_FIELDS.key} is not supported "
+            "with auto generation of record keys (no primaryKey given; name one with TBLPROPERTIES "
+            f"(primaryKey = '<column>') or '{KeyGenConfig.RECORDKEY_FIELD.key}')")
 
 
 def sql_options(table_config: dict[str, str]) -> dict[str, str]:

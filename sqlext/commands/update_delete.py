@@ -2,8 +2,10 @@
 
 Both read the matching rows of the latest snapshot with their meta columns and write them back as a
 *prepped* upsert: record keys, partition paths and file groups come from the ``_hoodie_*`` columns, so
-no index lookup is needed. UPDATE replaces the assigned columns (others are carried over); DELETE flags
-the rows ``_hoodie_is_deleted``.
+no index lookup is needed, and tables without a primary key (auto-generated keys) work the same way.
+UPDATE replaces the assigned columns (others are carried over, assigned values cast to the column types);
+as Hudi it refuses assignments to record key and partition columns. DELETE flags the rows
+``_hoodie_is_deleted`` and removes them whatever their ordering value (a ``delete`` operation).
 """
 
 from __future__ import annotations
@@ -65,8 +67,13 @@ def update_table(ctx: CommandContext, stmt: UpdateTable) -> DataFrame:
         if name not in types:
             raise SqlAnalysisError(f"UPDATE {entry.display}: unknown column {column} "
                                    f"(columns: {', '.join(f.name for f in schema.fields)})")
-        if name in (k.lower() for k in table.record_key_fields):
-            raise SqlAnalysisError(f"UPDATE {entry.display}: the record key column {column} cannot be updated")
+        for kind, fields in (("record key field", table.record_key_fields),
+                             ("partition field", table.partition_fields)):
+            if name in (f.lower() for f in fields):
+                # Hudi UpdateHoodieTableCommand.validateNoAssignmentsToTargetTableAttr
+                raise SqlAnalysisError(
+                    f"Detected disallowed assignment clause in UPDATE statement for {kind} `{types[name].name}` "
+                    f"for table `{entry.display}`. Please remove the assignment clause to avoid the error.")
         assignments[name] = value
     rows = _matching_rows(ctx, entry, table, stmt.alias, stmt.where_sql, "UPDATE")
     projected: list[Column] = []

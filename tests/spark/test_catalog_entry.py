@@ -1,6 +1,6 @@
 """The catalog entry of a Hudi table, as Apache Hudi 0.14 registers it (Hive-compatible columns, Hudi's input
 formats, Spark's data source properties), and what SHOW CREATE TABLE / DESCRIBE / SHOW TBLPROPERTIES show of
-it; CREATE TABLE without a primaryKey is refused."""
+it; CREATE TABLE without a primaryKey needs the meta fields."""
 
 from __future__ import annotations
 
@@ -138,11 +138,11 @@ def test_table_over_an_existing_hudi_path_shows_its_keys(session: Session, table
     assert rows(session, f"SELECT id, v, p FROM {over}") == [(1, "a", "x")]
 
 
-def test_create_without_primary_key_is_refused(session: Session, table_name: str) -> None:
-    with pytest.raises(SqlAnalysisError, match=rf"default\.{table_name}: no primaryKey.*keyless.*later release"):
-        session.sql(f"CREATE TABLE {table_name} (id INT, v STRING) USING hudi TBLPROPERTIES (type = 'cow')")
-    with pytest.raises(SqlAnalysisError, match="no primaryKey"):
-        session.sql(f"CREATE TABLE {table_name} USING hudi AS SELECT 1 AS id")
+def test_create_without_primary_key_needs_meta_fields(session: Session, table_name: str) -> None:
+    # keyless tables (auto-generated keys, tests/spark/test_keyless_tables.py) keep their key in the meta fields
+    with pytest.raises(SqlAnalysisError, match=rf"default\.{table_name}: Disabling hoodie.populate.meta.fields"):
+        session.sql(f"CREATE TABLE {table_name} (id INT, v STRING) USING hudi "
+                    "TBLPROPERTIES (type = 'cow', 'hoodie.populate.meta.fields' = 'false')")
     assert session.catalog.lookup_name(table_name) is None
     assert not (session.catalog.warehouse / table_name).exists()
     session.sql(f"CREATE TABLE {table_name} (id INT, v STRING) USING hudi "

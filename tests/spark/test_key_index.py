@@ -10,7 +10,7 @@ import pytest
 from engine.index.simple import files_to_index, read_key_locations
 from engine.spark.writer import existing_key_locations
 from engine.table import Table
-from sqlext.commands import merge as merge_command
+from sqlext.commands.merge import changes as merge_command
 from sqlext.session import Session
 from tests.conftest import hudi_rs_rows
 
@@ -78,14 +78,14 @@ def test_merge_paths_give_the_same_rows(session: Session, table_name: str, sourc
     session.sql(f"INSERT INTO {table_name} VALUES (0, 'old', 'y'), (2, 'old', 'y'), (4, 'old', 'x')")
     session.sql(f"""MERGE INTO {table_name} t USING ({source}) s ON t.id = s.id
         WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *""")
-    rows = session.sql(f"SELECT id, v, _hoodie_partition_path AS path FROM {table_name} ORDER BY id").collect()
-    assert [r["id"] for r in rows] == [0, 1, 2, 3, 4, 5]
-    assert all(r["v"] != "old" for r in rows)
-    # A matched row stays in its stored partition.
-    assert [r["path"] for r in rows] == ["p=y", "p=y", "p=y", "p=y", "p=x", "p=y"]
+    rows = session.sql(f"SELECT id, v, _hoodie_partition_path AS path FROM {table_name} ORDER BY id, path").collect()
+    assert [r["id"] for r in rows] == [0, 1, 2, 3, 4, 4, 5]
+    # Non-global index (Hudi): key 4 is looked up in p=y only, so it is a new record there; p=x keeps the old.
+    assert [r["v"] == "old" for r in rows] == [False, False, False, False, True, False, False]
+    assert [r["path"] for r in rows] == ["p=y", "p=y", "p=y", "p=y", "p=x", "p=y", "p=y"]
     entry = session.catalog.lookup_name(table_name)
     assert entry is not None
-    assert sorted(r["id"] for r in hudi_rs_rows(entry.location)) == [0, 1, 2, 3, 4, 5]
+    assert sorted(r["id"] for r in hudi_rs_rows(entry.location)) == [0, 1, 2, 3, 4, 4, 5]
 
 
 def test_merge_on_a_key_spark_cannot_render(session: Session, table_name: str) -> None:

@@ -1,0 +1,77 @@
+"""Write rules MERGE, DELETE and keyless tables rely on (no JVM): auto-generated keys (Hudi
+``AutoRecordKeyGenerationUtils``), and which deletes win over a greater stored ordering value in the
+copy-on-write merge handle (``ExpressionPayload`` / ``EmptyHoodieRecordPayload`` vs
+``DefaultHoodieRecordPayload``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.auto_keys import auto_record_key, auto_record_keys, is_keyless, validate_auto_key_config
+from engine.config import HoodieConfig
+from engine.errors import ConfigError
+from engine.formats.base_file import read_base_file
+from engine.write.handles import (
+    EXPRESSION_PAYLOAD,
+    TaskIdentity,
+    WriteContext,
+    create_file_group,
+    merge_file_group,
+)
+from engine.write.planner import ExistingFileGroup
+from tests.unit.test_write_planning import context, records
+
+
+def test_auto_keys_are_instant_partition_and_row() -> None:
+    assert auto_record_key("20240101000000001", 3, 7) == "20240101000000001_3_7"
+    assert auto_record_keys("20240101000000001", 2, 3, start=5).to_pylist() == [
+        "20240101000000001_2_5", "20240101000000001_2_6", "20240101000000001_2_7"]
+
+
+def test_keyless_means_no_record_key_anywhere() -> None:
+    assert is_keyless(HoodieConfig({}))
+    assert is_keyless(HoodieConfig({"hoodie.table.recordkey.fields": " "}))
+    assert not is_keyless(HoodieConfig({"hoodie.table.recordkey.fields": "id"}))
+    assert not is_keyless(HoodieConfig({"hoodie.datasource.write.recordkey.field": "id"}))
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("hoodie.combine.before.insert", "true", "Enabling hoodie.combine.before.insert"),
+    ("hoodie.datasource.write.insert.drop.duplicates", "true", "Enabling hoodie.datasource.write.insert.drop"),
+    ("hoodie.populate.meta.fields", "false", "Disabling hoodie.populate.meta.fields"),
+])
+def test_auto_keys_refuse_what_hudi_refuses(key: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=f"t1: {message}.*auto generation of record keys"):
+        validate_auto_key_config(HoodieConfig({key: value}), "t1")
+    validate_auto_key_config(HoodieConfig({}), "t1")
+
+
+def _stored(tmp_path: Path, payload: str | None, operation: str | None) -> tuple[WriteContext, ExistingFileGroup]:
+    ctx = context(tmp_path, payload)
+    [created] = create_file_group(ctx, "p=a", "fg-1", records([("a", 5, "stored"), ("b", 5, "kept")]),
+                                  TaskIdentity())
+    props = {**ctx.props, **({"hoodie.datasource.write.operation": operation} if operation else {})}
+    later = WriteContext(ctx.storage, ctx.base_path, "20240101000000003", ctx.data_schema, ctx.avro_schema, props)
+    return later, ExistingFileGroup("p=a", "fg-1", str(tmp_path / created.path), ctx.instant_time, 1)
+
+
+@pytest.mark.parametrize("payload, operation, deleted", [
+    (EXPRESSION_PAYLOAD, "upsert", True),  # MERGE: a matched DELETE deletes whatever the ordering value
+    ("org.apache.hudi.common.model.DefaultHoodieRecordPayload", "delete", True),  # delete operation
+    ("org.apache.hudi.common.model.DefaultHoodieRecordPayload", "upsert", False),  # flagged delete loses
+])
+def test_which_deletes_win_over_a_greater_stored_ordering_value(
+        tmp_path: Path, payload: str, operation: str, deleted: bool) -> None:
+    later, fg = _stored(tmp_path, payload, operation)
+    [merged] = merge_file_group(later, fg, records([("a", 1, "x")], deleted=[True]), TaskIdentity())
+    ids = [r["id"] for r in read_base_file(later.storage, str(tmp_path / merged.path)).to_pylist()]
+    assert ids == (["b"] if deleted else ["a", "b"])
+
+
+def test_merge_update_with_smaller_ordering_keeps_the_stored_row(tmp_path: Path) -> None:
+    later, fg = _stored(tmp_path, EXPRESSION_PAYLOAD, "upsert")
+    [merged] = merge_file_group(later, fg, records([("a", 4, "older"), ("b", 6, "newer")]), TaskIdentity())
+    rows = read_base_file(later.storage, str(tmp_path / merged.path)).to_pylist()
+    assert [(r["id"], r["v"]) for r in rows] == [("a", "stored"), ("b", "newer")]
