@@ -22,19 +22,24 @@ import org.apache.spark.sql.types.StructType;
  * {@link SqlextExtensions} through {@code spark.sql.extensions}).
  *
  * <p>Hudi accepts {@code FROM t TIMESTAMP AS OF '20240102030405678'} (an instant, {@code yyyyMMddHHmmss} or
- * {@code yyyyMMddHHmmssSSS}, quoted or not) besides timestamp and date strings (Hudi
+ * {@code yyyyMMddHHmmssSSS}, quoted or not) besides {@code 'yyyy-MM-dd HH:mm:ss[.SSS]'} and {@code 'yyyy-MM-dd'}
+ * strings, which it reads as the instant of that wall-clock time (Hudi's parser extension and
  * {@code HoodieSqlCommonUtils.formatQueryInstant}). Spark casts a {@code TIMESTAMP AS OF} expression to a
- * timestamp, which fails for an instant ({@code INVALID_TIME_TRAVEL_TIMESTAMP_EXPR}), so this parser turns
- * the instant form into {@code VERSION AS OF '<instant>'}, which {@link HudiSessionCatalog} reads as the
- * instant. Timestamp and date strings stay with Spark, which evaluates them in the session time zone (the
- * catalog turns them into the instant of that wall-clock time, as Hudi does). Every other statement and
- * every other method goes to Spark's parser unchanged.
+ * timestamp, which fails for an instant ({@code INVALID_TIME_TRAVEL_TIMESTAMP_EXPR}), so this parser turns a
+ * literal ({@code 'text'} or the unquoted instant) into {@code VERSION AS OF 'text'}, which
+ * {@link HudiSessionCatalog} hands the reader as option {@code as.of.instant}; the reader reads it as Hudi
+ * does and names a value it cannot read. Other expressions ({@code current_timestamp() - INTERVAL 1 DAY},
+ * {@code TIMESTAMP '...'}) stay with Spark, which evaluates them in the session time zone. Every other
+ * statement and every other method goes to Spark's parser unchanged.
  */
 public final class HudiTimeTravelParser implements ParserInterface {
 
-  /** {@code TIMESTAMP|SYSTEM_TIME AS OF} followed by a 14- or 17-digit instant, quoted or not. */
+  /**
+   * {@code TIMESTAMP|SYSTEM_TIME AS OF} followed by a string literal (any text without quotes or backslashes)
+   * or an unquoted 14- or 17-digit instant.
+   */
   private static final Pattern INSTANT_TIME_TRAVEL = Pattern.compile(
-      "(?i)\\b(?:TIMESTAMP|SYSTEM_TIME)(\\s+AS\\s+OF\\s+)(['\"]?)(\\d{17}|\\d{14})\\2(?![\\w.])");
+      "(?i)\\b(?:TIMESTAMP|SYSTEM_TIME)(\\s+AS\\s+OF\\s+)(?:'([^'\\\\]*)'|\"([^\"\\\\]*)\"|(\\d{17}|\\d{14})(?![\\w.]))");
 
   private final ParserInterface delegate;
 
@@ -57,8 +62,9 @@ public final class HudiTimeTravelParser implements ParserInterface {
     }
     StringBuilder out = new StringBuilder(sql.length());
     do {
-      matcher.appendReplacement(out, Matcher.quoteReplacement("VERSION" + matcher.group(1) + "'"
-          + matcher.group(3) + "'"));
+      String value = matcher.group(2) != null ? matcher.group(2)
+          : matcher.group(3) != null ? matcher.group(3) : matcher.group(4);
+      matcher.appendReplacement(out, Matcher.quoteReplacement("VERSION" + matcher.group(1) + "'" + value + "'"));
     } while (matcher.find());
     matcher.appendTail(out);
     return out.toString();
