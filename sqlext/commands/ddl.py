@@ -225,6 +225,20 @@ def _create_schema(spark: SparkSession, stmt: CreateTable) -> tuple[StructType, 
     return schema, query_df.select(*[quote(f.name) for f in fields])
 
 
+def partition_columns_last(schema: StructType, partitioned_by: list[str]) -> StructType:
+    """``schema`` with the partition columns moved to the end in PARTITIONED BY order, as Spark's
+    ``PreprocessTableCreation`` and Hudi's ``HoodieCatalogTable`` order a new table's columns (so
+    ``(id, dt, name) PARTITIONED BY (dt)`` has columns ``id, name, dt`` in the catalog, ``hoodie.properties``,
+    the Avro schema and ``SELECT *``). Names match case-insensitively; unknown names are left to the caller's
+    validation."""
+    by_name = {f.name.lower(): f for f in schema.fields}
+    moved = [by_name[p.lower()] for p in partitioned_by if p.lower() in by_name]
+    if not moved:
+        return schema
+    keep = [f for f in schema.fields if f not in moved]
+    return StructType(keep + moved)
+
+
 def create_table(ctx: CommandContext, stmt: CreateTable) -> DataFrame:
     """CREATE TABLE ... USING hudi [AS SELECT] (Hudi ``CreateHoodieTableCommand``): initialise the table on
     disk (or validate the existing Hudi table at LOCATION), then register it in the catalog as Hudi does
@@ -259,6 +273,7 @@ def create_table(ctx: CommandContext, stmt: CreateTable) -> DataFrame:
         props = dict(existing.config.items())
         partitioned = _partition_columns(existing, schema)
     else:
+        schema = partition_columns_last(schema, partitioned)
         props = hudi_table_properties(database, name, schema, partitioned, hoodie)
         Table.create(location, props)
         created = True

@@ -25,7 +25,7 @@ from engine.spark.schema import table_data_schema
 from engine.spark.writer import write_dataframe
 from engine.table import Table
 from engine.write.operation import WriteOperation
-from sqlext.catalog import CatalogTable, quote
+from sqlext.catalog import CatalogTable
 from sqlext.commands.options import write_options
 from sqlext.commands.partitions import literal_value, partition_path_from_values
 from sqlext.commands.post_commit import after_write
@@ -51,43 +51,74 @@ def choose_operation(table: Table, options: dict[str, str], overwrite: bool, who
     return WriteOperation.INSERT
 
 
+def _spark_name(entry: CatalogTable) -> str:
+    """The table as Spark names it in its errors: `spark_catalog`.`db`.`t`."""
+    database, _, name = entry.display.rpartition(".")
+    return ".".join(f"`{part}`" for part in ("spark_catalog", database or "default", name))
+
+
+def _arity_error(entry: CatalogTable, targets: list[str], data: list[str]) -> SqlAnalysisError:
+    """Spark's ``INSERT_COLUMN_ARITY_MISMATCH`` (``TableOutputResolver``), naming the table and both column
+    lists."""
+    kind, reason = (("TOO_MANY_DATA_COLUMNS", "too many data columns") if len(data) > len(targets)
+                    else ("NOT_ENOUGH_DATA_COLUMNS", "not enough data columns"))
+    return SqlAnalysisError(
+        f"[INSERT_COLUMN_ARITY_MISMATCH.{kind}] Cannot write to {_spark_name(entry)}, the reason is {reason}:\n"
+        f"Table columns: {', '.join(f'`{c}`' for c in targets)}.\n"
+        f"Data columns: {', '.join(f'`{c}`' for c in data)}.")
+
+
+def _unresolved_error(entry: CatalogTable, name: str, table_columns: list[str]) -> SqlAnalysisError:
+    """Spark's ``UNRESOLVED_COLUMN`` for a column list naming no column of the table."""
+    suggestions = ", ".join(f"`{c}`" for c in table_columns)
+    return SqlAnalysisError(
+        f"[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `{name}` cannot "
+        f"be resolved. Did you mean one of the following? [{suggestions}]. (INSERT INTO {entry.display})")
+
+
 def aligned_frame(
     entry: CatalogTable, schema: StructType, query: DataFrame, columns: list[str] | None,
-    static: dict[str, str],
+    static: dict[str, str], by_name: bool = False,
 ) -> DataFrame:
     """``query`` with its columns renamed and cast to the table's columns (static partition values filled).
 
+    Columns are matched by position (Spark's and Hudi's ``INSERT INTO t SELECT ...``), by the column list
+    ``INSERT INTO t (c1, c2) ...``, or by name with ``BY NAME``. Query columns may share a name (``SELECT 1, 1``).
+
     Raises:
-        SqlAnalysisError: column count mismatch, unknown column, or a value that cannot be cast.
+        SqlAnalysisError: column count mismatch (Spark's ``INSERT_COLUMN_ARITY_MISMATCH``), unknown column
+            (``UNRESOLVED_COLUMN``), or a value whose type cannot be stored in its column.
     """
     table_columns = [f.name for f in schema.fields]
     lowered = {c.lower(): c for c in table_columns}
+    data_names = list(query.columns)
+    positional = [f"__sqlext_c{i}" for i in range(len(data_names))]
+    source_types = [f.dataType for f in query.schema.fields]
+    query = query.toDF(*positional)  # unaliased literals may repeat a name: address columns by position
+    if by_name and columns is None:
+        columns = data_names
     if columns is not None:
-        unknown = [c for c in columns if c.lower() not in lowered]
-        if unknown:
-            raise SqlAnalysisError(f"INSERT INTO {entry.display}: unknown column(s) {', '.join(unknown)}; "
-                                   f"table columns are {', '.join(table_columns)}")
+        for c in columns:
+            if c.lower() not in lowered:
+                raise _unresolved_error(entry, c, table_columns)
         targets = [lowered[c.lower()] for c in columns]
     else:
         targets = [c for c in table_columns if c not in static]
-    if len(query.columns) != len(targets):
-        raise SqlAnalysisError(
-            f"Cannot write to {entry.display}: the query produces {len(query.columns)} column(s) but "
-            f"{len(targets)} are expected ({', '.join(targets)})")
-    by_target = dict(zip(targets, query.columns, strict=True))
+    if len(data_names) != len(targets):
+        raise _arity_error(entry, targets, data_names)
+    by_target = dict(zip(targets, range(len(targets)), strict=True))
     types = {f.name: f.dataType for f in schema.fields}
-    source_types = dict(zip(query.columns, [f.dataType for f in query.schema.fields], strict=True))
-    for target, source in by_target.items():
-        if not _assignable(source_types[source], types[target]):
+    for target, index in by_target.items():
+        if not _assignable(source_types[index], types[target]):
             raise SqlAnalysisError(
                 f"Cannot write to {entry.display}: column {target} is {types[target].simpleString()} but the "
-                f"query gives {source_types[source].simpleString()}")
+                f"query gives {source_types[index].simpleString()}")
     projected: list[Column] = []
     for name in table_columns:
         if name in static:
             expr = F.lit(static[name]).cast(types[name])
         elif name in by_target:
-            expr = F.col(quote(by_target[name])).cast(types[name])
+            expr = F.col(positional[by_target[name]]).cast(types[name])
         else:
             expr = F.lit(None).cast(types[name])
         projected.append(expr.alias(name))
@@ -146,7 +177,8 @@ def insert_into(ctx: CommandContext, stmt: InsertInto) -> DataFrame:
     meta = [c for c in query.columns if c in META_FIELDS]
     if meta:  # Hudi hides meta columns of the source (e.g. INSERT ... SELECT * FROM another Hudi table)
         query = query.drop(*meta)
-    df = aligned_frame(entry, schema, query, list(stmt.columns) if stmt.columns else None, static)
+    df = aligned_frame(entry, schema, query, list(stmt.columns) if stmt.columns else None, static,
+                       by_name=stmt.by_name)
 
     options = write_options(spark, entry, table)
     mode = (options.get(WriteConfig.OVERWRITE_MODE.key)
