@@ -213,7 +213,14 @@ class WriteConfig:
     SQL_INSERT_INTO_OPERATION = str_property("hoodie.spark.sql.insert.into.operation", None,
                                      "bulk_insert, insert or upsert for INSERT INTO; unset = upsert when the "
                                      "table has a primary key and precombine field, else insert.")
-    INSERT_DUP_POLICY = str_property("hoodie.datasource.insert.dup.policy", "none", "none, drop or fail.")
+    INSERT_DUP_POLICY = str_property("hoodie.datasource.insert.dup.policy", "none",
+                                     "What an insert does with a record whose key the table already holds: none "
+                                     "(write it), drop (leave it out) or fail (fail the write, naming the key).")
+    SQL_INSERT_MODE = str_property("hoodie.sql.insert.mode", None,
+                                   "Hudi's older INSERT INTO setting: upsert, strict (insert; a key the table "
+                                   "already holds fails the write) or non-strict (insert, duplicates kept).")
+    SQL_BULK_INSERT_ENABLE = bool_property("hoodie.sql.bulk.insert.enable", False,
+                                           "Hudi's older INSERT INTO setting: true = bulk_insert.")
     OVERWRITE_MODE = str_property("hoodie.datasource.overwrite.mode", None, "STATIC or DYNAMIC partition overwrite.")
     AUTO_COMMIT = bool_property("hoodie.auto.commit", True, "Commit at the end of the write.")
     FAILED_WRITES_CLEANER_POLICY = str_property(

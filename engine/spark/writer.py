@@ -40,6 +40,7 @@ from engine.index.simple import KeyedFile, balanced_groups, files_to_index
 from engine.keygen import KeyGenerator
 from engine.spark import tasks
 from engine.spark.bucket_column import bucket_column
+from engine.spark.dup_policy import apply_dup_policy, insert_dup_policy
 from engine.spark.key_columns import partition_path_column, record_key_column
 from engine.spark.schema import arrow_to_spark
 from engine.table import Table
@@ -343,6 +344,7 @@ def write_dataframe(
             else conf.get(WriteConfig.COMBINE_BEFORE_UPSERT)).lower()
     }).as_dict()
     check_write_supported(table, conf)
+    dup_policy = insert_dup_policy(conf, table)
     persisted: list[DataFrame] = []
     with metrics.phase("start"):
         instant = start_write(table, operation, conf)
@@ -362,6 +364,10 @@ def write_dataframe(
         else:
             if not prepped:
                 keyed = add_keys(df, table, conf, data_schema, auto_key_instant=instant.timestamp)
+                if dup_policy != "none" and not keyless and table.timeline.completed_commits() and (
+                        operation in (WriteOperation.INSERT, WriteOperation.UPSERT)):
+                    stored = existing_key_locations(spark, table, None, conf)
+                    keyed = apply_dup_policy(table, keyed, stored, conf, dup_policy)
             elif keyless:
                 # Rows a MERGE inserts into a keyless table come without a key: generate it now.
                 keyed = df.withColumn(RECORD_KEY, F.coalesce(

@@ -36,17 +36,52 @@ if TYPE_CHECKING:
     from sqlext.commands.context import CommandContext
 
 
+INSERT_INTO_OPERATIONS = ("insert", "upsert", "bulk_insert")
+"""Values of ``hoodie.spark.sql.insert.into.operation``."""
+
+INSERT_MODES = ("upsert", "strict", "non-strict")
+"""Values of ``hoodie.sql.insert.mode`` (Hudi ``InsertMode``)."""
+
+
 def choose_operation(table: Table, options: dict[str, str], overwrite: bool, whole_table: bool) -> WriteOperation:
-    """The write operation of an INSERT statement (see module doc)."""
+    """The write operation of an INSERT statement, as Hudi 0.14's ``ProvidesHoodieConfig`` deduces it (see
+    module doc). The older settings ``hoodie.sql.insert.mode`` and ``hoodie.sql.bulk.insert.enable`` are
+    honoured when set: ``strict`` and ``non-strict`` insert (``strict`` also sets
+    ``hoodie.datasource.insert.dup.policy=fail`` in ``options``), bulk insert needs ``non-strict`` on a table
+    with a primary key.
+
+    Raises:
+        SqlAnalysisError: an unknown value of one of these keys, or bulk insert refused as Hudi refuses it.
+    """
     explicit = options.get(WriteConfig.OPERATION.key)
     if explicit:
         return WriteOperation.parse(explicit)
     if overwrite:
         return WriteOperation.INSERT_OVERWRITE_TABLE if whole_table else WriteOperation.INSERT_OVERWRITE
+    mode = options.get(WriteConfig.SQL_INSERT_MODE.key)
+    if mode is not None and mode.strip().lower() not in INSERT_MODES:
+        raise SqlAnalysisError(f"{WriteConfig.SQL_INSERT_MODE.key}={mode!r} for table {table.base_path}: expected "
+                               f"one of {', '.join(INSERT_MODES)}")
+    mode = mode.strip().lower() if mode else None
+    if options.get(WriteConfig.SQL_BULK_INSERT_ENABLE.key, "false").strip().lower() == "true":
+        if table.record_key_fields and mode != "non-strict":
+            raise SqlAnalysisError(f"Table with primaryKey can not use bulk insert in {mode or 'upsert'} mode "
+                                   f"(table {table.base_path}; set {WriteConfig.SQL_INSERT_MODE.key}=non-strict)")
+        return WriteOperation.BULK_INSERT
+    if mode == "strict":
+        options.setdefault(WriteConfig.INSERT_DUP_POLICY.key, "fail")
+        return WriteOperation.INSERT
+    if mode == "non-strict":
+        return WriteOperation.INSERT
     configured = options.get(WriteConfig.SQL_INSERT_INTO_OPERATION.key)
     if configured:
+        if configured.strip().lower() not in INSERT_INTO_OPERATIONS:
+            raise SqlAnalysisError(f"{WriteConfig.SQL_INSERT_INTO_OPERATION.key}={configured!r} for table "
+                                   f"{table.base_path}: expected one of {', '.join(INSERT_INTO_OPERATIONS)}")
         return WriteOperation.parse(configured)
-    if table.record_key_fields and table.precombine_field:
+    if mode is None and table.record_key_fields and table.precombine_field:
+        return WriteOperation.UPSERT
+    if mode == "upsert" and table.record_key_fields:
         return WriteOperation.UPSERT
     return WriteOperation.INSERT
 

@@ -92,3 +92,41 @@ def test_wrong_columns_fail_with_sparks_error_classes(session: Session, table_na
         assert table_name in str(raised.value)
     assert rows(session, f"SELECT id FROM {table_name}") == []
     assert not Table.load(location(session, table_name)).timeline.instants
+
+
+def test_insert_modes_and_duplicate_policy(session: Session, table_name: str) -> None:
+    """hoodie.sql.insert.mode (strict fails on a present key with Hudi's message), hoodie.datasource.insert.dup.policy
+    (drop leaves present keys out, fail fails), bad values named; nothing written on failure."""
+    session.sql(f"CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT) USING hudi "
+                "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a1', 1000), (2, 'a2', 1000)")
+    settings = {"hoodie.sql.insert.mode": "strict"}
+
+    def run(sql: str, **conf: str) -> None:
+        for key, value in conf.items():
+            session.spark.conf.set(key, value)
+        try:
+            session.sql(sql)
+        finally:
+            for key in conf:
+                session.spark.conf.unset(key)
+
+    with pytest.raises(Exception, match="Duplicate key found for insert statement, key is: 1"):
+        run(f"INSERT INTO {table_name} VALUES (1, 'x', 2000)", **settings)
+    run(f"INSERT INTO {table_name} VALUES (3, 'a3', 1000)", **settings)
+    with pytest.raises(Exception, match="Duplicate key found for insert statement, key is: 2"):
+        run(f"INSERT INTO {table_name} VALUES (2, 'x', 2000)", **{"hoodie.datasource.insert.dup.policy": "fail"})
+    run(f"INSERT INTO {table_name} VALUES (1, 'x', 2000), (4, 'a4', 1000)",
+        **{"hoodie.datasource.insert.dup.policy": "drop"})
+    expected = [(1, "a1"), (2, "a2"), (3, "a3"), (4, "a4")]
+    assert rows(session, f"SELECT id, name FROM {table_name}") == expected
+    assert sorted((r["id"], r["name"]) for r in hudi_rs_rows(location(session, table_name))) == expected
+    for key, value in (("hoodie.sql.insert.mode", "bogus"), ("hoodie.datasource.insert.dup.policy", "bogus"),
+                       ("hoodie.spark.sql.insert.into.operation", "bogus")):
+        with pytest.raises(Exception, match=f"{key}='bogus'"):
+            run(f"INSERT INTO {table_name} VALUES (5, 'a5', 1000)", **{key: value})
+    with pytest.raises(SqlAnalysisError, match="Table with primaryKey can not use bulk insert in upsert mode"):
+        run(f"INSERT INTO {table_name} VALUES (5, 'a5', 1000)", **{"hoodie.sql.bulk.insert.enable": "true"})
+    run(f"INSERT INTO {table_name} VALUES (5, 'a5', 1000)",
+        **{"hoodie.sql.bulk.insert.enable": "true", "hoodie.sql.insert.mode": "non-strict"})
+    assert rows(session, f"SELECT id FROM {table_name}") == [(1,), (2,), (3,), (4,), (5,)]
