@@ -152,7 +152,7 @@ def test_create_without_primary_key_needs_meta_fields(session: Session, table_na
 
 def test_add_columns_to_a_partitioned_table(session: Session, table_name: str) -> None:
     create_trips(session, table_name, kind="cow")
-    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 'sf', 1.00, 1)")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 1.00, 1, 'sf')")
     session.sql(f"ALTER TABLE {table_name} ADD COLUMNS (note STRING COMMENT 'free text')")
     described = columns(session, table_name)
     assert [r[0] for r in described[5:11]] == ["id", "rider", "fare", "ts", "note", "city"]

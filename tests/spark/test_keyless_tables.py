@@ -87,7 +87,7 @@ def test_keyless_ctas_and_upsert_setting(session: Session, table_name: str) -> N
     try:
         session.sql(f"INSERT INTO {table_name} VALUES (2, 'b')")
     finally:
-        session.sql("SET hoodie.spark.sql.insert.into.operation = insert")
+        session.sql("RESET hoodie.spark.sql.insert.into.operation")
     expected = [(1, "a"), (1, "a"), (2, "b"), (2, "b")]
     assert rows(session, f"SELECT id, name FROM {table_name}") == expected
     assert oracle(session, table_name, "id", "name") == expected
@@ -105,5 +105,5 @@ def test_keyless_table_refuses_what_hudi_refuses(session: Session, table_name: s
         with pytest.raises(ConfigError, match="Enabling hoodie.combine.before.insert is not supported with auto"):
             session.sql(f"INSERT INTO {table_name} VALUES (1, 'a')")
     finally:
-        session.sql("SET hoodie.combine.before.insert = false")
+        session.sql("RESET hoodie.combine.before.insert")
     assert rows(session, f"SELECT id FROM {table_name}") == []
