@@ -25,6 +25,9 @@ class SqlParseError(SqlError):
         column: 1-based column (characters) of the offending text on that line.
         snippet: the whole offending source line (without its line break).
 
+    ``target`` is the table the statement names when the parser could read it (else None): a statement on a
+    table that is not Hudi's goes to Spark SQL as it is, whatever sqlext's parser thinks of it.
+
     ``str(error)`` is the message with its position on the first line, then the offending line and
     a caret under the offending column::
 
@@ -32,6 +35,8 @@ class SqlParseError(SqlError):
         SELECT (a FROM t
                 ^
     """
+
+    target: Any = None
 
     def __init__(self, message: str, line: int, column: int, snippet: str) -> None:
         self.message = message

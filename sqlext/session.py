@@ -31,6 +31,7 @@ from sqlext.embedded_metastore import (
     is_derby_boot_conflict,
     metastore_dir,
 )
+from sqlext.errors import SqlParseError
 from sqlext.parser import parse_statement
 from sqlext.variables import substitute_variables
 
@@ -161,7 +162,14 @@ class Session:
         """
         if self.spark.conf.get("spark.sql.variable.substitute", "true") == "true":
             text = substitute_variables(text, self._conf_value)
-        statement = parse_statement(text)
+        try:
+            statement = parse_statement(text)
+        except SqlParseError as exc:
+            # Spark SQL sqlext's grammar does not know, on a table that is not Hudi's: Spark's to run or refuse.
+            entry = self.catalog.lookup(exc.target) if exc.target is not None else None
+            if entry is not None and not entry.is_hudi:
+                return self.spark.sql(text)
+            raise
         return dispatch(self.context, statement)
 
     def _conf_value(self, key: str) -> str | None:

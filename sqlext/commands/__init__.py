@@ -55,6 +55,9 @@ def _handlers() -> dict[type, Callable[[CommandContext, Any], DataFrame]]:
     table[st.Compaction] = compaction_statement
     for name in ("RenameTable", "AddColumns", "SetProperties", "UnsetProperties", "DropPartitions"):
         table[getattr(st, name)] = ddl.alter_table
+    # Column changes other than ADD and SET LOCATION are still Spark's own ALTER TABLE (the catalog entry only).
+    for name in ("RenameColumn", "DropColumns", "AlterColumn", "ChangeColumn", "SetLocation"):
+        table[getattr(st, name)] = _passthrough
     return table
 
 

@@ -1,14 +1,13 @@
-"""SQL parsing for ``sqlext``: statement splitting, statement parsing, time-travel rewriting.
+"""SQL parsing for ``sqlext``: statement splitting and statement parsing on sqlglot's Spark dialect.
 
 Public API::
 
     split_statements(text) -> list[StatementText]     # script -> statements with positions
     is_complete(buffer) -> bool                        # interactive prompt: ends with ';'
     parse_statement(text) -> Statement                 # one statement -> dataclass (statements.py)
-    time_travel_rewrite(sql) -> str | None             # TIMESTAMP AS OF -> WITH ('as.of.instant'=..)
 
-Errors: :class:`sqlext.errors.SqlParseError` (line/column), :class:`UnsupportedStatement`,
-:class:`SqlAnalysisError` (``VERSION AS OF``).
+The grammar is :class:`sqlext.parser.dialect.HudiSpark`, sqlglot's Spark dialect with Hudi's statements added.
+Errors: :class:`sqlext.errors.SqlParseError` (line/column), :class:`UnsupportedStatement`.
 """
 
 from sqlext.parser.parse import parse_statement
@@ -52,26 +51,21 @@ from sqlext.parser.statements import (
     WhenNotMatchedInsert,
     quote_ident,
 )
-from sqlext.parser.time_travel import time_travel_rewrite
 
 __all__ = [
-    "WhenNotMatchedBySourceUpdate",
-    "WhenNotMatchedBySourceDelete",
-    "SetLocation",
-    "RenameColumn",
-    "DropColumns",
-    "ChangeColumn",
-    "AlterColumn",
     "AddColumns",
+    "AlterColumn",
     "AlterTable",
     "Assignment",
     "Call",
     "CallArg",
+    "ChangeColumn",
     "ColumnDef",
     "Compaction",
     "CompactionKind",
     "CreateTable",
     "DeleteFrom",
+    "DropColumns",
     "DropPartitions",
     "DropTable",
     "InsertInto",
@@ -79,7 +73,9 @@ __all__ = [
     "MergeInto",
     "PartitionSpec",
     "Passthrough",
+    "RenameColumn",
     "RenameTable",
+    "SetLocation",
     "SetProperties",
     "ShowCreateTable",
     "ShowPartitions",
@@ -91,10 +87,11 @@ __all__ = [
     "UpdateTable",
     "WhenMatchedDelete",
     "WhenMatchedUpdate",
+    "WhenNotMatchedBySourceDelete",
+    "WhenNotMatchedBySourceUpdate",
     "WhenNotMatchedInsert",
     "is_complete",
     "parse_statement",
     "quote_ident",
     "split_statements",
-    "time_travel_rewrite",
 ]

@@ -1,15 +1,18 @@
 """Splitting a SQL script into statements, and the interactive prompt's "is it complete" test.
 
-Semicolons split statements unless they are inside a string literal (``'..'`` / ``".."`` with
-backslash escapes), a quoted identifier (```..```) or a comment (``--`` to end of line, nested
-``/* */``), as Spark's ``SparkSQLCLIDriver.splitSemiColon`` does.
+Semicolons split statements unless they are inside a string literal (``'..'`` / ``".."`` with backslash escapes),
+a quoted identifier (```..```) or a comment (``--`` to end of line, nested ``/* */``), as Spark's
+``SparkSQLCLIDriver.splitSemiColon`` does; the tokens are those of the ``HudiSpark`` dialect's tokenizer.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlext.parser.lexer import LineIndex, Token, TokenKind, lex, tokenize
+from sqlglot.tokens import TokenType
+
+from sqlext.errors import SqlParseError
+from sqlext.parser.parse import tokenize
 
 
 @dataclass(frozen=True)
@@ -38,19 +41,20 @@ def split_statements(text: str) -> list[StatementText]:
         SqlParseError: when the script ends inside a string literal, quoted identifier or
             bracketed comment (position of its opening character, counted in ``text``).
     """
-    tokens = tokenize(text)
-    index = LineIndex(text)
     statements: list[StatementText] = []
-    current: list[Token] = []
-    for tok in tokens + [None]:
-        if tok is None or (tok.kind is TokenKind.OP and tok.text == ";"):
-            if current:
-                start, end = current[0].start, current[-1].end
-                line, column = index.position(start)
-                statements.append(StatementText(text[start:end], line, column))
-            current = []
+    first: int | None = None
+    last = 0
+    for tok in [*tokenize(text), None]:
+        if tok is None or tok.token_type == TokenType.SEMICOLON:
+            if first is not None:
+                line = text.count("\n", 0, first) + 1
+                column = first - (text.rfind("\n", 0, first) + 1) + 1
+                statements.append(StatementText(text[first:last], line, column))
+            first = None
             continue
-        current.append(tok)
+        if first is None:
+            first = tok.start
+        last = tok.end + 1
     return statements
 
 
@@ -58,8 +62,8 @@ def is_complete(buffer: str) -> bool:
     """True when ``buffer`` (what was typed at an interactive prompt so far) ends a statement:
     its last character outside comments and whitespace is a semicolon that is not inside a
     string literal, quoted identifier or comment."""
-    result = lex(buffer)
-    if result.unterminated is not None or not result.tokens:
+    try:
+        tokens = tokenize(buffer)
+    except SqlParseError:
         return False
-    last = result.tokens[-1]
-    return last.kind is TokenKind.OP and last.text == ";"
+    return bool(tokens) and tokens[-1].token_type == TokenType.SEMICOLON
