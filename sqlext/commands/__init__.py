@@ -24,9 +24,9 @@ def _passthrough(ctx: CommandContext, stmt: st.Passthrough) -> DataFrame:
 def _create(ctx: CommandContext, stmt: st.CreateTable) -> DataFrame:
     from sqlext.commands.ddl import create_table
 
-    if (stmt.provider or "").lower() != "hudi":
+    if (stmt.provider or "").lower() != "hudi" and stmt.like is None:
         return ctx.spark.sql(stmt.sql)
-    return create_table(ctx, stmt)
+    return create_table(ctx, stmt)  # LIKE without USING: the source's provider decides
 
 
 def _unsupported(ctx: CommandContext, stmt: Any) -> DataFrame:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, SparkSession
@@ -21,7 +22,7 @@ from engine.storage import Storage
 from engine.table import Table
 from engine.write.operation import WriteOperation
 from sqlext.catalog import CatalogTable, HudiCatalogSpec, quote
-from sqlext.commands.options import SQL_OPTION_KEYS, write_options
+from sqlext.commands.options import SQL_OPTION_KEYS, SQL_OPTION_NAMES, canonical_option_names, write_options
 from sqlext.commands.partitions import partition_paths_for_spec
 from sqlext.commands.post_commit import after_write
 from sqlext.commands.results import empty_result
@@ -29,6 +30,7 @@ from sqlext.errors import SqlAnalysisError, UnsupportedStatement
 from sqlext.parser.statements import (
     AddColumns,
     AlterTable,
+    ColumnDef,
     CreateTable,
     DropPartitions,
     DropTable,
@@ -57,7 +59,7 @@ def _table_options(properties: dict[str, str]) -> tuple[dict[str, str], dict[str
             hoodie[mapped] = value
         elif key.lower().startswith("hoodie."):
             hoodie[key] = value
-    return hoodie, dict(properties)
+    return hoodie, canonical_option_names(properties)
 
 
 def _spark_schema(stmt: CreateTable) -> StructType:
@@ -83,6 +85,18 @@ def _require_columns(table: str, names: list[str], columns: list[str], role: str
         )
 
 
+def _require_key_columns(table: str, schema: StructType, record_keys: list[str], precombine: str | None) -> None:
+    """Hudi's ``HoodieOptionConfig.validateTable``: every primaryKey / preCombineField names a top-level column
+    (case-insensitively; ``a.b`` by its root ``a``), with Hudi's message and the schema tree."""
+    lowered = {f.name.lower() for f in schema.fields}
+    tree = schema.treeString() if hasattr(schema, "treeString") else schema.simpleString()
+    for key in record_keys:
+        if key.split(".")[0].lower() not in lowered:
+            raise SqlAnalysisError(f"CREATE TABLE {table}: Can't find primaryKey `{key}` in {tree}.")
+    if precombine and precombine.split(".")[0].lower() not in lowered:
+        raise SqlAnalysisError(f"CREATE TABLE {table}: Can't find preCombineKey `{precombine}` in {tree}.")
+
+
 def infer_keygen(record_keys: list[str], partitions: list[str]) -> str:
     """Key generator Hudi's SQL path picks: non-partitioned, complex for several key or partition
     fields, else simple."""
@@ -100,9 +114,7 @@ def hudi_table_properties(database: str, name: str, schema: StructType, partitio
     record_keys = _record_key_fields(hoodie)
     precombine = hoodie.get(TableConfig.PRECOMBINE_FIELD.key) or hoodie.get(
         WriteConfig.PRECOMBINE_FIELD.key)
-    _require_columns(name, record_keys, columns, "primaryKey column")
-    if precombine:
-        _require_columns(name, [precombine], columns, "preCombineField column")
+    _require_key_columns(name, schema, record_keys, precombine)
     _require_columns(name, partitioned_by, columns, "partition column")
     raw_type = hoodie.get(TableConfig.TYPE.key, "cow")
     table_type = TABLE_TYPES.get(raw_type.lower())
@@ -256,7 +268,7 @@ def create_table(ctx: CommandContext, stmt: CreateTable) -> DataFrame:
             return empty_result(spark)
         raise SqlAnalysisError(f"Table {database}.{name} already exists")
     if stmt.like is not None:
-        raise UnsupportedStatement("CREATE TABLE ... LIKE is not implemented yet for Hudi tables")
+        return _create_like(ctx, stmt)
     hoodie, user_props = _table_options(dict(stmt.properties))
     schema, query_df = _create_schema(spark, stmt)
     external = stmt.location is not None
@@ -292,6 +304,34 @@ def create_table(ctx: CommandContext, stmt: CreateTable) -> DataFrame:
         metrics = write_dataframe(spark, table, query_df, WriteOperation.BULK_INSERT, options)
         return after_write(ctx, entry, table, options, metrics)
     return empty_result(spark)
+
+
+def _create_like(ctx: CommandContext, stmt: CreateTable) -> DataFrame:
+    """``CREATE TABLE t LIKE src [USING hudi] [LOCATION ...] [TBLPROPERTIES (...)]`` (Hudi
+    ``CreateHoodieTableLikeCommand``): the new table takes the source's columns and partition columns and, from a Hudi
+    source, its ``type``, ``primaryKey``, ``preCombineField`` and ``hoodie.*`` properties; the statement's
+    TBLPROPERTIES win. A source of another provider without ``USING hudi`` makes a table of that provider (Spark's).
+
+    Raises:
+        SqlAnalysisError: the source table does not exist.
+    """
+    assert stmt.like is not None
+    source = ctx.catalog.lookup(stmt.like)
+    if source is None:
+        raise SqlAnalysisError(f"[TABLE_OR_VIEW_NOT_FOUND] The table or view {stmt.like} cannot be found "
+                               f"(source of CREATE TABLE {stmt.ident} LIKE)")
+    if (stmt.provider or source.provider).lower() != "hudi":
+        return ctx.spark.sql(stmt.sql)
+    columns = tuple(ColumnDef(f.name, f.dataType.simpleString(), comment=(f.metadata or {}).get("comment"))
+                    for f in source.schema.fields if f.name not in META_FIELDS)
+    properties: dict[str, str] = {}
+    if source.is_hudi:
+        hidden = {TableConfig.NAME.key, TableConfig.DATABASE_NAME.key}
+        properties = {k: v for k, v in canonical_option_names(source.table_properties).items()
+                      if (k in SQL_OPTION_NAMES.values() or k.startswith("hoodie.")) and k not in hidden}
+    properties.update(stmt.properties)
+    return create_table(ctx, replace(stmt, columns=columns, partitioned_by=source.partition_columns,
+                                     properties=properties, provider="hudi", like=None))
 
 
 def drop_table(ctx: CommandContext, stmt: DropTable) -> DataFrame:

@@ -19,6 +19,16 @@ SQL_OPTION_KEYS = {
 }
 
 
+# The spelling Hudi stores SQL short names under, whatever case the user wrote (HoodieOptionConfig's sqlKeyName).
+SQL_OPTION_NAMES = {"primarykey": "primaryKey", "precombinefield": "preCombineField",
+                    "orderingfields": "orderingFields", "payloadclass": "payloadClass", "type": "type"}
+
+
+def canonical_option_names(properties: dict[str, str]) -> dict[str, str]:
+    """``properties`` with SQL short names spelled as Hudi stores them (``PRIMARYKEY`` -> ``primaryKey``)."""
+    return {SQL_OPTION_NAMES.get(k.lower(), k): v for k, v in properties.items()}
+
+
 def session_hoodie_confs(spark: SparkSession) -> dict[str, str]:
     """``hoodie.*`` keys set in the session (``SET hoodie.x = y``)."""
     try:
