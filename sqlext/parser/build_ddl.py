@@ -15,9 +15,7 @@ from sqlext.errors import UnsupportedStatement
 from sqlext.parser import statements as st
 from sqlext.parser.dialect import ChangeColumn, ShowCreateTable, ShowPartitions, UnsetProperties
 from sqlext.parser.source import Source, expr_sql, name_parts, table_ident
-from sqlext.parser.types import TypeError_, spark_type_sql
-
-SPARK = "spark"
+from sqlext.parser.types import InvalidType, spark_type_sql
 
 # CREATE TABLE clauses Hudi tables do not take (sqlglot property class -> how the user wrote it).
 _UNSUPPORTED_PROPERTIES: dict[type, str] = {
@@ -45,11 +43,11 @@ def properties_of(props: list[exp.Expr]) -> dict[str, str]:
 def column_def(src: Source, node: exp.Expr) -> st.ColumnDef:
     """A :class:`ColumnDef` from an ``exp.ColumnDef`` (name dotted for a nested field)."""
     if not isinstance(node, exp.ColumnDef) or node.args.get("kind") is None:
-        raise src.error_at_node(node, f"Expected a data type after column {node.sql(dialect=SPARK)}")
+        raise src.error_at_node(node, f"Expected a data type after column {expr_sql(node)}")
     name = ".".join(name_parts(node.this))
     try:
         type_sql = spark_type_sql(node.args["kind"])
-    except TypeError_ as exc:
+    except InvalidType as exc:
         raise src.error_at_node(node, str(exc)) from None
     comment: str | None = None
     nullable = True
@@ -140,7 +138,7 @@ def build_create(src: Source, tree: exp.Create) -> st.Statement | None:
             raise UnsupportedStatement(f"{_UNSUPPORTED_PROPERTIES[type(prop)]} is not supported for hudi tables")
         else:
             raise UnsupportedStatement(
-                f"The clause {prop.sql(dialect=SPARK)!r} is not supported in CREATE TABLE of a hudi table")
+                f"The clause {expr_sql(prop)!r} is not supported in CREATE TABLE of a hudi table")
     as_query = _ctas_query(src, tree, paren_query)
     return st.CreateTable(
         ident, columns=tuple(columns), if_not_exists=bool(tree.args.get("exists")), provider="hudi",
@@ -172,7 +170,7 @@ def _partition_columns(src: Source, schema: exp.Expr, columns: list[st.ColumnDef
             names.append(item.name)
         else:
             raise UnsupportedStatement(
-                f"Partition transform {item.sql(dialect=SPARK)} is not supported for hudi tables")
+                f"Partition transform {expr_sql(item)} is not supported for hudi tables")
     return names
 
 
@@ -207,7 +205,7 @@ def partition_spec(src: Source, partition: exp.Expr | None) -> st.PartitionSpec:
             name, value = item.name, None
         else:
             raise src.error_at_node(item, f"Expected a partition column or column = value but found "
-                                          f"{item.sql(dialect=SPARK)!r}")
+                                          f"{expr_sql(item)!r}")
         if any(name.lower() == n.lower() for n, _ in spec):
             raise src.error_at_node(item, f"Partition column {name} is given more than once")
         spec.append((name, value))
@@ -281,7 +279,7 @@ def _change_column(src: Source, ident: st.TableIdent, action: ChangeColumn) -> s
     dtype = action.args.get("dtype")
     try:
         type_sql = spark_type_sql(dtype) if dtype is not None else None
-    except TypeError_ as exc:
+    except InvalidType as exc:
         raise src.error_at_node(action, str(exc)) from None
     comment = action.args["comment"].name if action.args.get("comment") is not None else None
     position = _position(action.args.get("position"))

@@ -253,23 +253,9 @@ class HudiSpark(Spark):
 
         def _parse_unset_properties(self) -> UnsetProperties:
             if not self._match_text_seq("TBLPROPERTIES"):
-                self.fail("Expected TBLPROPERTIES")
+                self.fail(f"Expected TBLPROPERTIES but {self._found()}")
             exists = self._match_text_seq("IF", "EXISTS")
-            if not self._match(TokenType.L_PAREN):
-                self.fail("Expected '('")
-            keys: list[exp.Expr] = []
-            while True:
-                start = self._curr
-                key = self._parse_property_key()
-                if key is None:
-                    self.fail("Expected a property key")
-                keys.append(key)
-                if self._match(TokenType.EQ) or (self._curr and self._curr.token_type not in (
-                        TokenType.COMMA, TokenType.R_PAREN)):
-                    self.fail("Values should not be specified for key(s): " + key.name, start)
-                if self._match(TokenType.R_PAREN):
-                    break
-                self._match(TokenType.COMMA)
+            keys = self._parse_spark_properties(values=False)
             return self.expression(UnsetProperties(expressions=keys, exists=exists))
 
         def _parse_property(self) -> Any:
@@ -287,18 +273,28 @@ class HudiSpark(Spark):
                 return self.expression(exp.AlterSet(expressions=[exp.Properties(expressions=properties)]))
             return self._parse_alter_table_set()
 
-        def _parse_spark_properties(self) -> list[exp.Expr]:
+        def _parse_spark_properties(self, values: bool = True) -> list[exp.Expr]:
             """Spark's ``propertyList``: ``(key [=] value, ...)`` with keys as strings or dotted identifiers and
-            values as strings, numbers (text kept: ``1.50``) or booleans; a key without value is an error
-            (Spark's message)."""
+            values as strings, numbers (text kept: ``1.50``) or booleans, as ``exp.Property`` nodes. Without
+            ``values`` (``UNSET``) the keys alone (string literals), and a value is the error; with them a key
+            without value is; both with Spark's messages."""
             if not self._match(TokenType.L_PAREN):
-                self.fail("Expected '('")
+                self.fail(f"Expected '(' but {self._found()}")
             properties: list[exp.Expr] = []
             while True:
                 start = self._curr
                 key = self._parse_property_key()
                 if key is None:
                     self.fail(f"Expected a property key but {self._found()}")
+                if not values:
+                    if self._curr and self._curr.token_type not in (TokenType.COMMA, TokenType.R_PAREN):
+                        self.fail(f"Values should not be specified for key(s): {key.name}", start)
+                    properties.append(key)
+                    if self._match(TokenType.R_PAREN):
+                        return properties
+                    if not self._match(TokenType.COMMA):
+                        self.fail(f"Expected ',' or ')' in the property list but {self._found()}")
+                    continue
                 self._match(TokenType.EQ)
                 value: exp.Expr | None = None
                 curr = self._curr

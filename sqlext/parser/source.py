@@ -128,7 +128,7 @@ def table_ident(table: exp.Expr) -> TableIdent:
     """The :class:`TableIdent` of an ``exp.Table`` (or ``Schema``/``Dot`` naming one)."""
     if isinstance(table, exp.Schema):
         table = table.this
-    if isinstance(table, exp.Dot) or isinstance(table, exp.Identifier):
+    if isinstance(table, (exp.Dot, exp.Identifier)):
         parts = [p.name for p in table.flatten()] if isinstance(table, exp.Dot) else [table.name]
         return TableIdent(parts[-2] if len(parts) > 1 else None, parts[-1], parts[-3] if len(parts) > 2 else None)
     assert isinstance(table, exp.Table), type(table)

@@ -34,7 +34,7 @@ _SIMPLE: dict[DType, str] = {
 }
 
 
-class TypeError_(ValueError):
+class InvalidType(ValueError):
     """A type Spark would refuse; ``node`` is where (for the error position)."""
 
     def __init__(self, message: str, node: exp.Expr) -> None:
@@ -50,10 +50,10 @@ def spark_type_sql(dt: exp.Expr) -> str:
     """The canonical Spark SQL text of a parsed data type.
 
     Raises:
-        TypeError_: a type Spark does not have or an invalid one (``DECIMAL(40,2)``, ``VARCHAR`` without length).
+        InvalidType: a type Spark does not have or an invalid one (``DECIMAL(40,2)``, ``VARCHAR`` without length).
     """
     if not isinstance(dt, exp.DataType):
-        raise TypeError_(f"Unsupported data type {dt.sql()!r}", dt)
+        raise InvalidType(f"Unsupported data type {dt.sql()!r}", dt)
     kind = dt.this
     if isinstance(kind, exp.Interval):
         unit = kind.args.get("unit")
@@ -67,14 +67,14 @@ def spark_type_sql(dt: exp.Expr) -> str:
         precision = params[0] if params else 10
         scale = params[1] if len(params) > 1 else 0
         if not 1 <= precision <= 38 or not 0 <= scale <= precision:
-            raise TypeError_(
+            raise InvalidType(
                 f"Invalid DECIMAL({precision},{scale}): precision must be 1..38 and scale 0..precision", dt)
         return f"DECIMAL({precision},{scale})"
     if kind in (DType.CHAR, DType.VARCHAR):
         params = _params(dt)
         name = "CHAR" if kind == DType.CHAR else "VARCHAR"
         if not params:
-            raise TypeError_(f"Data type {name} needs a length, e.g. {name}(10)", dt)
+            raise InvalidType(f"Data type {name} needs a length, e.g. {name}(10)", dt)
         return f"{name}({params[0]})"
     if kind == DType.ARRAY:
         return f"ARRAY<{spark_type_sql(dt.expressions[0])}>"
@@ -83,12 +83,12 @@ def spark_type_sql(dt: exp.Expr) -> str:
         return f"MAP<{spark_type_sql(key)}, {spark_type_sql(value)}>"
     if kind == DType.STRUCT:
         return "STRUCT<" + ", ".join(_struct_field(f) for f in dt.expressions) + ">"
-    raise TypeError_(f'Unsupported data type "{dt.sql(dialect="spark")}"', dt)
+    raise InvalidType(f'Unsupported data type "{dt.sql(dialect="spark")}"', dt)
 
 
 def _struct_field(field: exp.Expr) -> str:
     if not isinstance(field, exp.ColumnDef):
-        raise TypeError_(f"Expected a struct field (name: type) but found {field.sql()!r}", field)
+        raise InvalidType(f"Expected a struct field (name: type) but found {field.sql()!r}", field)
     text = f"{quote_ident(field.name)}: {spark_type_sql(field.args['kind'])}"
     for constraint in field.args.get("constraints") or ():
         kind = constraint.args.get("kind")
