@@ -208,6 +208,10 @@ class WriteConfig:
     BULKINSERT_SORT_MODE = str_property("hoodie.bulkinsert.sort.mode", "NONE",
                                 "NONE, GLOBAL_SORT, PARTITION_SORT, PARTITION_PATH_REPARTITION.")
     MARKERS_TYPE = str_property("hoodie.write.markers.type", "DIRECT", "DIRECT markers (one file per data file).")
+    SCHEMA_ON_READ_ENABLE = bool_property("hoodie.schema.on.read.enable", False,
+                                          "Schema on read (Hudi HoodieCommonConfig.SCHEMA_EVOLUTION_ENABLE): ALTER "
+                                          "TABLE may rename, drop, retype and move columns; files are read by "
+                                          "column id through the history under .hoodie/.schema.")
     SCHEMA_ALLOW_AUTO_EVOLUTION_COLUMN_DROP = bool_property("hoodie.datasource.write.schema.allow.auto.evolution.column.drop",
                                                     False, "Allow writes that drop columns.")
     SQL_INSERT_INTO_OPERATION = str_property("hoodie.spark.sql.insert.into.operation", None,

@@ -90,3 +90,8 @@ class WriteError(EngineError):
 class TableServiceError(EngineError):
     """A table service (compaction, clustering, clean, archive, rollback, restore) failed or cannot run
     (for example no pending plan, or the wrong table type)."""
+
+
+class SchemaEvolutionError(EngineError):
+    """A schema change that Hudi's schema evolution refuses (``TableChanges`` / ``SchemaChangeUtils``): a
+    missing or duplicate column, a narrowing type change, a meta, key or partition column."""

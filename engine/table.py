@@ -19,7 +19,7 @@ from engine import javaprops
 from engine.config import HoodieConfig, TableConfig
 from engine.errors import ConfigError, CorruptFile, StorageError, TableExists, TableNotFound, UnsupportedTable
 from engine.filegroup.view import FileSystemView
-from engine.formats.avro_schema import add_meta_fields
+from engine.formats.avro_schema import add_meta_fields, strip_meta_fields
 from engine.storage import Storage
 from engine.timeline.active import ActiveTimeline
 from engine.timeline.commit_metadata import CommitMetadata
@@ -397,7 +397,7 @@ class Table:
         """A :class:`FileSystemView` of the table (latest, or as of ``as_of``)."""
         return FileSystemView(self, as_of)
 
-    def latest_avro_schema(self, include_meta: bool = False) -> dict[str, Any] | None:
+    def latest_avro_schema(self, include_meta: bool = False, as_of: str | None = None) -> dict[str, Any] | None:
         """The table's Avro schema (Hudi ``TableSchemaResolver.getTableAvroSchema``).
 
         Taken from ``extraMetadata.schema`` of the latest completed commit/deltacommit/replacecommit that has
@@ -409,12 +409,16 @@ class Table:
             include_meta: prepend the five ``_hoodie_*`` meta fields (``["null","string"]``, doc ``""``,
                 default null; :func:`engine.formats.avro_schema.add_meta_fields`). Parquet files of tables
                 with ``hoodie.populate.meta.fields=false`` still carry the (null) columns.
+            as_of: only commits at or before this instant count (the schema a time-travel query reads;
+                Hudi ``TableSchemaResolver.getTableAvroSchema(timestamp)``).
 
         Raises:
             CorruptFile: the schema text is not valid JSON.
         """
         text: str | None = None
         for instant in reversed(self.timeline.completed_commits()):
+            if as_of is not None and instant.timestamp > as_of:
+                continue
             metadata = self.commit_metadata(instant)
             if metadata.schema and metadata.operation_type not in _SCHEMA_PRESERVING_OPERATIONS:
                 text = metadata.schema
@@ -427,9 +431,7 @@ class Table:
             schema: dict[str, Any] = json.loads(text)
         except json.JSONDecodeError as exc:
             raise CorruptFile(f"table schema of {self.base_path} is not valid JSON: {exc}") from exc
-        if include_meta:
-            schema = add_meta_fields(schema)
-        return schema
+        return add_meta_fields(schema) if include_meta else strip_meta_fields(schema)
 
     # ------------------------------------------------------------------ properties update
 

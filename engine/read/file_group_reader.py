@@ -11,12 +11,12 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from engine.errors import UnsupportedTable
 from engine.formats.avro_schema import META_FIELDS
 from engine.formats.conform import conform_table
 from engine.formats.log_format import LogBlock
+from engine.read.base_reader import read_base_batches
 from engine.read.log_merger import filter_commit_range, merge_file_slice, scan_log_blocks, work_schema
 from engine.read.planner import QueryPlan, ReadSplit
 from engine.storage import Storage
@@ -50,22 +50,17 @@ def read_split(
             return
     if split.base_file is None:
         return
-    with storage.open_input(split.base_file) as handle:
-        parquet = pq.ParquetFile(handle)
-        available = set(parquet.schema_arrow.names)
-        lowered = {n.lower(): n for n in available}
-        columns = [lowered[f.name.lower()] for f in schema if f.name.lower() in lowered]
-        if plan.begin is not None and COMMIT_TIME in available and COMMIT_TIME not in columns:
-            columns.append(COMMIT_TIME)
-        for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
-            table = pa.Table.from_batches([batch])
-            if plan.begin is not None and COMMIT_TIME in available:
-                times = table.column(COMMIT_TIME)
-                keep = pc.and_(pc.greater(times, plan.begin), pc.less_equal(times, plan.end))
-                table = table.filter(keep)
-                if table.num_rows == 0:
-                    continue
-            yield from conform_table(table, schema, context=split.base_file).to_batches()
+    names = [f.name for f in schema]
+    if plan.begin is not None and COMMIT_TIME not in names:
+        names.append(COMMIT_TIME)
+    for table in read_base_batches(storage, split.base_file, names, batch_rows, plan.evolution):
+        if plan.begin is not None and COMMIT_TIME in table.column_names:
+            times = table.column(COMMIT_TIME)
+            keep = pc.and_(pc.greater(times, plan.begin), pc.less_equal(times, plan.end))
+            table = table.filter(keep)
+            if table.num_rows == 0:
+                continue
+        yield from conform_table(table, schema, context=split.base_file).to_batches()
 
 
 def _read_merged(

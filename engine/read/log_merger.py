@@ -75,7 +75,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
-import pyarrow.parquet as pq
 
 from engine.config import HoodieConfig, MemoryConfig, TableConfig
 from engine.errors import CorruptFile, SchemaMismatch, StorageError, UnsupportedTable
@@ -93,6 +92,8 @@ from engine.formats.log_format import (
     ordering_wrapper_for,
     read_log_blocks,
 )
+from engine.read.base_reader import read_base_batches
+from engine.schema.history import SchemaEvolution
 from engine.storage import Storage
 from engine.table import Table
 
@@ -125,6 +126,8 @@ class MergeSettings:
         max_memory_bytes: ``hoodie.memory.merge.max.size`` (bytes).
         spill_path: ``hoodie.memory.spillable.map.path``: directory under which a merge whose log records
             exceed ``max_memory_bytes`` creates its temporary spill folder (None = the system temp dir).
+        evolution: how to read blocks and base files written under older schemas of a table whose schema
+            evolved on read (None: columns are matched by name).
     """
 
     record_key_fields: tuple[str, ...] = ()
@@ -135,6 +138,7 @@ class MergeSettings:
     table_config: tuple[tuple[str, str], ...] = ()
     max_memory_bytes: int = 1073741824
     spill_path: str | None = None
+    evolution: SchemaEvolution | None = None
 
     @staticmethod
     def from_table(table: Table, options: HoodieConfig | None = None) -> MergeSettings:
@@ -158,6 +162,7 @@ class MergeSettings:
             table_config=tuple(sorted(table.config.as_dict().items())),
             max_memory_bytes=opts.get(MemoryConfig.MAX_MEMORY_FOR_MERGE),
             spill_path=opts.get_optional(MemoryConfig.SPILLABLE_MAP_PATH),
+            evolution=SchemaEvolution.of(table),
         )
 
     @property
@@ -964,7 +969,8 @@ _DECODE_CHUNK_ROWS = 8192
 _Unit = tuple[str, "pa.Table | list[DeleteRecord]", float]
 
 
-def _log_units(storage: Storage, blocks: Sequence[LogBlock]) -> Iterator[_Unit]:
+def _log_units(storage: Storage, blocks: Sequence[LogBlock], evolution: SchemaEvolution | None = None) -> \
+        Iterator[_Unit]:
     """``(where, records or deletes, encoded bytes)`` in log order. Data blocks are decoded
     in chunks of ``_DECODE_CHUNK_ROWS``; an Avro block a lazy scan left on disk is streamed from its log
     file (never loaded whole), other blocks are read when reached. Each chunk carries its share of the
@@ -986,6 +992,8 @@ def _log_units(storage: Storage, blocks: Sequence[LogBlock]) -> Iterator[_Unit]:
         where = _block_where(block)
         per_row = block.encoded_size / total_rows
         for table in tables:
+            if evolution is not None:
+                table = evolution.align(table, block.instant_time)
             yield where, table, per_row * table.num_rows
         del block, tables
 
@@ -1032,7 +1040,7 @@ def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, s
     # held so far, so folding 8,192-record chunks one by one would be quadratic in the log size.
     run_cap = max(1, limit // 8) if limit > 0 else _UNLIMITED_RUN_BYTES
     run = _Run()
-    units = _log_units(storage, blocks)
+    units = _log_units(storage, blocks, settings.evolution)
     for where, payload, size in units:
         if isinstance(payload, pa.Table):
             decoded += payload.nbytes
@@ -1087,13 +1095,10 @@ def _fold_log(storage: Storage, blocks: Sequence[LogBlock], schema: pa.Schema, s
     return spill
 
 
-def _base_batches(storage: Storage, path: str, schema: pa.Schema, batch_rows: int) -> Iterator[pa.Table]:
-    with storage.open_input(path) as handle:
-        parquet = pq.ParquetFile(handle)
-        lowered = {n.lower(): n for n in parquet.schema_arrow.names}
-        columns = [lowered[f.name.lower()] for f in schema if f.name.lower() in lowered]
-        for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
-            yield conform_table(batch, schema, context=path)
+def _base_batches(storage: Storage, path: str, schema: pa.Schema, batch_rows: int,
+                  evolution: SchemaEvolution | None = None) -> Iterator[pa.Table]:
+    for batch in read_base_batches(storage, path, schema.names, batch_rows, evolution):
+        yield conform_table(batch, schema, context=path)
 
 
 def merge_file_slice(
@@ -1138,7 +1143,8 @@ def merge_file_slice(
     event_time = settings.event_time_ordering
     folded = _fold_log(storage, blocks, schema, settings, context)
     if isinstance(folded, MergedLogRecords):
-        whole = _base_batches(storage, base_file, schema, batch_rows) if base_file is not None else None
+        whole = (_base_batches(storage, base_file, schema, batch_rows, settings.evolution)
+                 if base_file is not None else None)
         yield from _combine_with_base(whole, base_file or "", folded, settings, event_time)
         return
     spill = folded
@@ -1147,7 +1153,7 @@ def merge_file_slice(
         groups = spill.passes()
         if base_file is not None and len(groups) > 1:
             # Split the base rows by pass once (linear), rather than reading the base file every pass.
-            for batch in _base_batches(storage, base_file, schema, batch_rows):
+            for batch in _base_batches(storage, base_file, schema, batch_rows, settings.evolution):
                 spill.add_base(batch, keys_of(batch, base_file), groups)
                 del batch
         for number, group in enumerate(groups):
@@ -1155,7 +1161,7 @@ def merge_file_slice(
             base: Iterator[pa.Table] | None = None
             if base_file is not None:
                 base = (spill.base_of_pass(number, batch_rows) if len(groups) > 1
-                        else _base_batches(storage, base_file, schema, batch_rows))
+                        else _base_batches(storage, base_file, schema, batch_rows, settings.evolution))
             yield from _combine_with_base(base, base_file or "", merged, settings, event_time)
             del merged
         logger.debug("%s: spilled merge done, %d group(s), largest group %d bytes", context,

@@ -10,12 +10,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from engine.config import HoodieConfig, ReadConfig
 from engine.errors import ConfigError
 from engine.read.log_merger import BlockFilter, MergeSettings
+from engine.schema.history import SchemaEvolution
 from engine.table import Table
 
 
@@ -63,6 +64,8 @@ class QueryPlan:
             committed: their commits were archived), or ``None``.
         pending_instants: requested/inflight write instants (their log blocks are ignored).
         merge: merge-on-read settings (set for snapshot/incremental queries on MOR tables).
+        evolution: how to read files written under older schemas when the table's schema evolved on read
+            (the query schema is the one as of ``as_of``), else None.
     """
 
     splits: tuple[ReadSplit, ...]
@@ -74,6 +77,7 @@ class QueryPlan:
     timeline_start: str | None = None
     pending_instants: frozenset[str] = frozenset()
     merge: MergeSettings | None = None
+    evolution: SchemaEvolution | None = None
 
     def block_filter(self) -> BlockFilter:
         """Which log blocks the query applies (FORMAT.md §5.4): instant ≤ the query instant (``as_of`` /
@@ -174,9 +178,10 @@ def plan_query(
             size = (base.size if base else 0) + sum(lf.size for lf in slice_.log_files if lf.path in logs)
             splits.append(ReadSplit(partition, slice_.file_id, slice_.base_instant,
                                     base.path if base else None, logs, size))
+    evolution = SchemaEvolution.of(table, as_of)
     merge = None
     if table.is_mor and query_type is not QueryType.READ_OPTIMIZED and any(s.log_files for s in splits):
-        merge = MergeSettings.from_table(table, options)
+        merge = replace(MergeSettings.from_table(table, options), evolution=evolution)
     pending = frozenset(i.timestamp for i in timeline.pending_commits())
     return QueryPlan(tuple(splits), query_type, as_of, begin, end, visible,
-                     completed[0] if completed else None, pending, merge)
+                     completed[0] if completed else None, pending, merge, evolution)

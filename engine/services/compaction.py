@@ -25,7 +25,8 @@ import json
 import logging
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -37,6 +38,7 @@ from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_a
 from engine.formats.base_file import BaseFileWriter
 from engine.formats.conform import conform_table
 from engine.read.log_merger import BlockFilter, MergeSettings, merge_file_slice, scan_log_blocks
+from engine.schema.history import LATEST_SCHEMA, SchemaEvolution, avro_of
 from engine.storage import Storage
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize, serialize
@@ -247,7 +249,14 @@ def compaction_context(table: Table, instant_time: str, conf: HoodieConfig) -> C
     pending = frozenset(i.timestamp for i in timeline.pending() if i.action != "compaction")
     start = min(completed) if completed else None
     settings = MergeSettings.from_table(table, conf)
-    avro = table.latest_avro_schema(include_meta=False)
+    # With schema on read, the new base files are written in the schema of the compaction instant (the
+    # schema their name's instant stands for); the plan's log blocks are all older than it.
+    evolution = SchemaEvolution.of(table, instant_time)
+    if evolution is not None:
+        settings = replace(settings, evolution=evolution)
+        avro: dict[str, Any] | None = avro_of(evolution.query, table.name)
+    else:
+        avro = table.latest_avro_schema(include_meta=False)
     if avro is None:
         raise TableServiceError(f"table {table.base_path} has no schema to compact with")
     canonical = add_meta_fields(arrow_to_avro(avro_to_arrow(avro), table.name))
@@ -384,10 +393,16 @@ def complete_compaction(table: Table, inflight: Instant, stats: Sequence[WriteSt
     by_partition: dict[str, list[WriteStat]] = {}
     for stat in stats:
         by_partition.setdefault(stat.partition_path or "", []).append(stat)
-    avro = table.latest_avro_schema(include_meta=False)
-    schema = arrow_to_avro(avro_to_arrow(avro), table.name) if avro is not None else {}
+    evolution = SchemaEvolution.of(table, inflight.timestamp)
+    extra: dict[str, str] = {}
+    if evolution is not None:
+        schema = avro_of(evolution.query, table.name)
+        extra[LATEST_SCHEMA] = evolution.query.to_json()
+    else:
+        avro = table.latest_avro_schema(include_meta=False)
+        schema = arrow_to_avro(avro_to_arrow(avro), table.name) if avro is not None else {}
     metadata = CommitMetadata(partition_to_write_stats=by_partition, compacted=True,
-                              extra_metadata={"schema": json.dumps(schema, separators=(",", ":"))},
+                              extra_metadata={"schema": json.dumps(schema, separators=(",", ":")), **extra},
                               operation_type="COMPACT")
     table.timeline.complete(inflight, metadata.to_json())
     delete_marker_dir(table.storage, table.base_path, inflight.timestamp)

@@ -30,11 +30,11 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from engine.config import HoodieConfig
+from engine.config import HoodieConfig, ReadConfig
 from engine.errors import ConfigError
 from engine.keygen import KeyGenerator
 from engine.read.file_group_reader import read_split
-from engine.read.planner import QueryPlan, ReadSplit, plan_query
+from engine.read.planner import QueryPlan, ReadSplit, normalize_instant, plan_query
 from engine.spark.schema import spark_to_arrow, table_spark_schema
 from engine.storage import Storage
 from engine.table import Table
@@ -60,9 +60,13 @@ class HudiDataSource(DataSource):
         return "hudi"
 
     def schema(self) -> StructType:
-        """The latest table schema with meta columns (used when Spark has no catalog schema)."""
-        table = Table.load(_table_path(dict(self.options)))
-        schema = table_spark_schema(table)
+        """The table schema with meta columns (used when Spark has no catalog schema, and by the catalog for
+        time travel): the latest, or as of ``as.of.instant`` (the columns a commit had, Hudi
+        ``HoodieBaseRelation`` with ``hoodie.schema.on.read.enable``)."""
+        options = {str(k): str(v) for k, v in dict(self.options).items()}
+        table = Table.load(_table_path(options))
+        as_of = HoodieConfig(options).raw(ReadConfig.AS_OF_INSTANT)
+        schema = table_spark_schema(table, normalize_instant(as_of) if as_of else None)
         if not schema.fields:
             raise ConfigError(f"table {table.base_path} has no schema yet")
         return schema

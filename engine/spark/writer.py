@@ -38,6 +38,7 @@ from engine.filegroup.naming import parse_log_file_name
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
 from engine.index.simple import KeyedFile, balanced_groups, files_to_index
 from engine.keygen import KeyGenerator
+from engine.schema.history import SchemaEvolution
 from engine.spark import tasks
 from engine.spark.bucket_column import bucket_column
 from engine.spark.dup_policy import apply_dup_policy, insert_dup_policy
@@ -357,6 +358,7 @@ def write_dataframe(
             data_schema=data_schema,
             avro_schema=add_meta_fields(avro_schema),
             props=write_props,
+            evolution=SchemaEvolution.of(table),
         )
         replaced: dict[str, list[str]] = {}
         if operation is WriteOperation.BULK_INSERT:

@@ -17,6 +17,7 @@ from typing import Any
 
 from engine.config import HoodieConfig, WriteConfig
 from engine.errors import ConcurrentWriteError, ConfigError
+from engine.schema.history import LATEST_SCHEMA, record_write_schema
 from engine.table import Table
 from engine.timeline.avro_serde import serialize
 from engine.timeline.commit_metadata import CommitMetadata, WriteStat
@@ -207,6 +208,11 @@ def finish_write(
         by_partition.setdefault(stat.partition_path or "", []).append(stat)
     extra = {"schema": json.dumps(avro_schema, separators=(",", ":"))}
     extra.update(extra_metadata or {})
+    if LATEST_SCHEMA not in extra:
+        recorded = record_write_schema(table, instant.timestamp, avro_schema)
+        if recorded is not None:
+            extra["schema"] = json.dumps(recorded[0], separators=(",", ":"))
+            extra[LATEST_SCHEMA] = recorded[1]
     is_replace = instant.action == "replacecommit"
     metadata = CommitMetadata(
         partition_to_write_stats=by_partition,

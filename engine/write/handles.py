@@ -30,6 +30,8 @@ from engine.formats.avro_schema import META_FIELDS
 from engine.formats.base_file import BaseFileWriter, read_base_file
 from engine.formats.conform import conform_table
 from engine.keygen import KeyGenerator
+from engine.read.base_reader import base_file_instant
+from engine.schema.history import SchemaEvolution
 from engine.storage import Storage
 from engine.timeline.commit_metadata import RuntimeStats, WriteStat
 from engine.write.markers import IOType, Marker, create_marker
@@ -57,6 +59,8 @@ class WriteContext:
         data_schema: Arrow schema of the table's data columns (no meta columns), as stored.
         avro_schema: the table's Avro schema with the meta fields (footer ``parquet.avro.schema``).
         props: the effective ``hoodie.*`` config (table config overlaid with write options).
+        evolution: how to read base files written under older schemas when the table's schema evolved on
+            read (their columns are matched by id), else None (matched by name).
     """
 
     storage: Storage
@@ -65,6 +69,7 @@ class WriteContext:
     data_schema: pa.Schema
     avro_schema: dict[str, Any]
     props: dict[str, str] = field(default_factory=dict)
+    evolution: SchemaEvolution | None = None
 
     @cached_property
     def conf(self) -> HoodieConfig:
@@ -280,6 +285,8 @@ def merge_file_group(
             f"cannot read base file {existing.base_file_path} of file group {existing.file_id} "
             f"for instant {ctx.instant_time}: {exc}"
         ) from exc
+    if ctx.evolution is not None:
+        old = ctx.evolution.align(old, base_file_instant(existing.base_file_path))
     old = conform_table(old, ctx.file_schema, context=existing.base_file_path)
     n_old, n_inc = old.num_rows, records.num_rows
     deletes = deleted_mask(records)

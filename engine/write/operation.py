@@ -18,6 +18,8 @@ class WriteOperation(Enum):
     INSERT_OVERWRITE = "insert_overwrite"
     INSERT_OVERWRITE_TABLE = "insert_overwrite_table"
     DELETE_PARTITION = "delete_partition"
+    ALTER_SCHEMA = "alter_schema"
+    """A commit without data carrying a new schema (ALTER TABLE); never a data source write operation."""
 
     @property
     def commit_name(self) -> str:
@@ -46,9 +48,12 @@ class WriteOperation(Enum):
             ConfigError: unknown operation name.
         """
         try:
-            return WriteOperation(value.strip().lower())
+            operation = WriteOperation(value.strip().lower())
+            if operation is WriteOperation.ALTER_SCHEMA:
+                raise ValueError(value)
+            return operation
         except ValueError:
-            names = ", ".join(op.value for op in WriteOperation)
+            names = ", ".join(op.value for op in WriteOperation if op is not WriteOperation.ALTER_SCHEMA)
             raise ConfigError(
                 f"hoodie.datasource.write.operation: unknown operation {value!r} (expected one of {names})"
             ) from None
