@@ -324,10 +324,11 @@ class Catalog:
 
     def replace_columns(self, entry: CatalogTable, data_schema: StructType,
                         partition_columns: tuple[str, ...]) -> None:
-        """Set the columns of a Hudi table's entry to ``data_schema`` (without meta columns) in both its
-        Hive columns and Spark's schema properties (CASCADE to Hive partitions), as Spark's
-        ``HiveExternalCatalog.alterTableDataSchema`` does for a Hive-compatible table; without a Hive
-        catalog, Spark's ``ALTER TABLE ... ADD COLUMNS`` of the new columns.
+        """Set the columns of a Hudi table's entry to ``data_schema`` (without meta columns; columns may be
+        added, renamed, dropped or retyped) in both its Hive columns and Spark's schema properties (CASCADE to
+        Hive partitions), as Spark's ``HiveExternalCatalog.alterTableDataSchema`` does for a Hive-compatible
+        table; without a Hive catalog, through the external catalog's ``alterTableDataSchema`` (the session
+        catalog's own check refuses dropped columns).
 
         Raises:
             SqlAnalysisError: the metastore refused the change.
@@ -336,15 +337,16 @@ class Catalog:
         assert jvm is not None
         entries = jvm.io.sqlext.catalog.HudiCatalogEntries
         schema = catalog_schema(data_schema, partition_columns)
-        if not entries.isHiveCatalog(self.spark._jsparkSession):
-            known = {f.name.lower() for f in self.spark.table(entry.qualified).schema.fields}
-            added = [f for f in schema.fields if f.name.lower() not in known]
-            columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in added)
-            self.spark.sql(f"ALTER TABLE {entry.qualified} ADD COLUMNS ({columns})")
-            return
         try:
-            entries.alterSchema(self.spark._jsparkSession, entry.database, entry.name, schema.json(),
-                                hive_compatible(schema).json(), list(partition_columns))
+            if entries.isHiveCatalog(self.spark._jsparkSession):
+                entries.alterSchema(self.spark._jsparkSession, entry.database, entry.name, schema.json(),
+                                    hive_compatible(schema).json(), list(partition_columns))
+            else:
+                lowered = {c.lower() for c in partition_columns}
+                data = StructType([f for f in schema.fields if f.name.lower() not in lowered])
+                external = self.spark._jsparkSession.sharedState().externalCatalog()
+                external.alterTableDataSchema(entry.database, entry.name,
+                                              jvm.org.apache.spark.sql.types.DataType.fromJson(data.json()))
         except Py4JJavaError as exc:
             raise SqlAnalysisError(f"ALTER TABLE {entry.display}: the metastore refused the new columns: "
                                    f"{exc.java_exception.toString()}") from exc

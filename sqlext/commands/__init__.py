@@ -34,7 +34,7 @@ def _unsupported(ctx: CommandContext, stmt: Any) -> DataFrame:
 
 
 def _handlers() -> dict[type, Callable[[CommandContext, Any], DataFrame]]:
-    from sqlext.commands import ddl, insert, merge, show, update_delete
+    from sqlext.commands import alter_columns, ddl, insert, merge, show, update_delete
 
     table: dict[type, Callable[[CommandContext, Any], DataFrame]] = {
         st.Passthrough: _passthrough,
@@ -53,11 +53,10 @@ def _handlers() -> dict[type, Callable[[CommandContext, Any], DataFrame]]:
 
     table[st.Call] = call
     table[st.Compaction] = compaction_statement
-    for name in ("RenameTable", "AddColumns", "SetProperties", "UnsetProperties", "DropPartitions"):
+    for name in ("RenameTable", "SetProperties", "UnsetProperties", "DropPartitions", "SetLocation"):
         table[getattr(st, name)] = ddl.alter_table
-    # Column changes other than ADD and SET LOCATION are still Spark's own ALTER TABLE (the catalog entry only).
-    for name in ("RenameColumn", "DropColumns", "AlterColumn", "ChangeColumn", "SetLocation"):
-        table[getattr(st, name)] = _passthrough
+    for name in ("AddColumns", "RenameColumn", "DropColumns", "AlterColumn", "ChangeColumn"):
+        table[getattr(st, name)] = alter_columns.alter_columns
     return table
 
 

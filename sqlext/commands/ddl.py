@@ -28,13 +28,13 @@ from sqlext.commands.post_commit import after_write
 from sqlext.commands.results import empty_result
 from sqlext.errors import SqlAnalysisError, UnsupportedStatement
 from sqlext.parser.statements import (
-    AddColumns,
     AlterTable,
     ColumnDef,
     CreateTable,
     DropPartitions,
     DropTable,
     RenameTable,
+    SetLocation,
     SetProperties,
     TruncateTable,
     UnsetProperties,
@@ -367,15 +367,21 @@ def _delete_partitions(ctx: CommandContext, table: Table, paths: list[str]) -> N
 
 
 def alter_table(ctx: CommandContext, stmt: AlterTable) -> DataFrame:
-    """ALTER TABLE on a Hudi table: RENAME TO, ADD COLUMNS, SET/UNSET TBLPROPERTIES, DROP PARTITION."""
+    """ALTER TABLE on a Hudi table: RENAME TO, SET/UNSET TBLPROPERTIES, DROP PARTITION, SET LOCATION (column
+    changes are :mod:`sqlext.commands.alter_columns`).
+
+    Raises:
+        SqlAnalysisError: no partition matches a DROP PARTITION spec; SET LOCATION to a path without a Hudi
+            table, or of a partition.
+    """
     spark, catalog = ctx.spark, ctx.catalog
     entry, table = catalog.require_hudi(stmt.ident)
     if isinstance(stmt, RenameTable):
         new_db, new_name = catalog.qualify(stmt.new_ident)
         spark.sql(f"ALTER TABLE {entry.qualified} RENAME TO {quote(new_db)}.{quote(new_name)}")
         table.update_properties({TableConfig.NAME.key: new_name})
-    elif isinstance(stmt, AddColumns):
-        add_columns(ctx, entry, table, stmt)
+    elif isinstance(stmt, SetLocation):
+        _set_location(ctx, entry, stmt)
     elif isinstance(stmt, SetProperties):
         rendered = ", ".join(f"'{k}' = '{v}'" for k, v in stmt.properties.items())
         spark.sql(f"ALTER TABLE {entry.qualified} SET TBLPROPERTIES ({rendered})")
@@ -396,21 +402,16 @@ def alter_table(ctx: CommandContext, stmt: AlterTable) -> DataFrame:
     return empty_result(spark)
 
 
-def add_columns(ctx: CommandContext, entry: CatalogTable, table: Table, stmt: AddColumns) -> None:
-    """ADD COLUMNS: commit the widened schema (an empty commit carrying it, as Hudi's
-    ``AlterHoodieTableAddColumnsCommand``) and update the catalog."""
-    current = table_data_schema(table)
-    existing = {f.name.lower() for f in current.fields}
-    added = []
-    for column in stmt.columns:
-        if column.name.lower() in existing:
-            raise SqlAnalysisError(f"ALTER TABLE {table.name} ADD COLUMNS: column {column.name} already exists")
-        dtype = _parse_datatype_string(column.type_sql)
-        added.append(StructField(column.name, dtype, True))
-    new_schema = StructType([*current.fields, *added])
-    avro = arrow_to_avro(spark_to_arrow(new_schema), table.name)
-    from engine.write.commit import finish_write, start_write
-
-    instant = start_write(table, WriteOperation.UPSERT)
-    finish_write(table, instant, WriteOperation.UPSERT, [], avro)
-    ctx.catalog.replace_columns(entry, new_schema, tuple(_partition_columns(table, new_schema)))
+def _set_location(ctx: CommandContext, entry: CatalogTable, stmt: SetLocation) -> None:
+    """``ALTER TABLE t SET LOCATION 'path'``: point the entry at another copy of the table (Spark's
+    ``AlterTableSetLocationCommand``, which Hudi leaves in place); the path must hold a Hudi table. Hudi's
+    partitions live under the base path, so a partition has no location of its own."""
+    if stmt.partition_spec:
+        raise SqlAnalysisError(f"ALTER TABLE {entry.display} PARTITION (...) SET LOCATION: a Hudi table's partitions "
+                               "are folders under its base path and cannot be moved one by one")
+    location = _absolute(stmt.location)
+    if not Table.exists(location):
+        raise SqlAnalysisError(f"ALTER TABLE {entry.display} SET LOCATION '{stmt.location}': no Hudi table there "
+                               "(no .hoodie/hoodie.properties)")
+    escaped = location.replace("\\", "\\\\").replace("'", "\\'")
+    ctx.spark.sql(f"ALTER TABLE {entry.qualified} SET LOCATION '{escaped}'")

@@ -160,7 +160,7 @@ def test_add_columns_to_a_partitioned_table(session: Session, table_name: str) -
     assert [f.name() for f in raw.schema().fields()][-2:] == ["note", "city"]
     session.sql(f"INSERT INTO {table_name} (id, rider, city, fare, ts, note) VALUES (2, 'b', 'la', 2.00, 1, 'n')")
     assert rows(session, f"SELECT id, note, city FROM {table_name} ORDER BY id") == [(1, None, "sf"), (2, "n", "la")]
-    assert "`note` STRING,\n  `city` STRING)" in rows(session, f"SHOW CREATE TABLE {table_name}")[0][0]
+    assert "`note` STRING COMMENT 'free text',\n  `city` STRING)" in rows(session, f"SHOW CREATE TABLE {table_name}")[0][0]
 
 
 def test_hive_columns_use_hive_syncs_types(session: Session, table_name: str) -> None:
