@@ -150,6 +150,8 @@ class HudiCatalogSpec:
         properties: TBLPROPERTIES: the statement's options plus ``type``/``primaryKey``/``preCombineField``
             from ``hoodie.properties`` (Hudi ``HoodieOptionConfig.extractSqlOptions``).
         comment: table comment.
+        storage_properties: storage (serde) properties besides ``path``; Hudi puts
+            ``hoodie.query.as.ro.table`` there for a hand-made ``_ro``/``_rt`` table.
     """
 
     database: str
@@ -161,6 +163,7 @@ class HudiCatalogSpec:
     merge_on_read: bool
     properties: dict[str, str] = field(default_factory=dict)
     comment: str | None = None
+    storage_properties: dict[str, str] = field(default_factory=dict)
 
     def catalog_schema(self) -> StructType:
         """:func:`catalog_schema` of this table."""
@@ -298,7 +301,7 @@ class Catalog:
             entries.createTable(
                 self.spark._jsparkSession, spec.database, spec.name, schema.json(), hive_compatible(schema).json(),
                 list(spec.partition_columns), spec.location, spec.external, dict(spec.properties),
-                {}, spec.input_format, PARQUET_OUTPUT_FORMAT, PARQUET_SERDE, spec.comment)
+                dict(spec.storage_properties), spec.input_format, PARQUET_OUTPUT_FORMAT, PARQUET_SERDE, spec.comment)
         except Py4JJavaError as exc:
             cause = str(exc.java_exception.toString())
             raise SqlAnalysisError(
@@ -315,6 +318,9 @@ class Catalog:
         if spec.partition_columns:
             parts.append(f"PARTITIONED BY ({', '.join(quote(c) for c in spec.partition_columns)})")
         parts.append(f"LOCATION {sql_string(spec.location)}")
+        if spec.storage_properties:
+            rendered = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in spec.storage_properties.items())
+            parts.append(f"OPTIONS ({rendered})")
         if spec.comment:
             parts.append(f"COMMENT {sql_string(spec.comment)}")
         if spec.properties:

@@ -1,6 +1,12 @@
 """DDL on Hudi tables: CREATE TABLE [AS SELECT], DROP TABLE, TRUNCATE TABLE, ALTER TABLE (Hudi
 ``CreateHoodieTableCommand``, ``CreateHoodieTableAsSelectCommand``, ``DropHoodieTableCommand``,
-``TruncateHoodieTableCommand``, ``AlterHoodieTable*Command``)."""
+``TruncateHoodieTableCommand``, ``AlterHoodieTable*Command``).
+
+CTAS needs an empty location, as Hudi's ``CreateHoodieTableAsSelectCommand`` asserts, except that onto the base
+path of an existing Hudi table given by LOCATION it keeps that table's configuration and bulk-inserts the query's
+rows, as Hudi 0.15 does (Hudi 0.14 refuses any non-empty path); a managed CTAS whose default location exists is
+refused as Spark refuses it. A CTAS whose write fails leaves no catalog entry, and no files when it created the
+table."""
 
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructField, StructType, _parse_datatype_string
 from pyspark.sql.utils import AnalysisException, ParseException
 
-from engine.config import KeyGenConfig, TableConfig, WriteConfig
+from engine.config import KeyGenConfig, ReadConfig, TableConfig, WriteConfig
 from engine.formats.avro_schema import META_FIELDS, arrow_to_avro
 from engine.spark.schema import spark_to_arrow, table_data_schema
 from engine.spark.writer import write_dataframe
@@ -157,14 +163,19 @@ def _mapped_type(hoodie: dict[str, str]) -> dict[str, str]:
     return mapped
 
 
-def _validate_existing(name: str, table: Table, props: dict[str, str]) -> None:
-    for key in (TableConfig.RECORDKEY_FIELDS.key, TableConfig.PRECOMBINE_FIELD.key,
-                TableConfig.PARTITION_FIELDS.key, TableConfig.TYPE.key):
+def _validate_existing(table: Table, props: dict[str, str]) -> None:
+    """The statement's table configs must equal those in the existing table's ``hoodie.properties`` (Hudi
+    ``CreateHoodieTableCommand.validateTblProperties``, its message; the table type too)."""
+    for key in (TableConfig.PRECOMBINE_FIELD.key, TableConfig.PARTITION_FIELDS.key,
+                TableConfig.RECORDKEY_FIELDS.key, TableConfig.KEYGEN_CLASS.key,
+                TableConfig.URL_ENCODE_PARTITIONING.key, TableConfig.HIVE_STYLE_PARTITIONING.key,
+                TableConfig.TYPE.key):
         wanted, stored = props.get(key), table.config.raw_value(key)
         if wanted is not None and stored is not None and wanted != stored:
             raise SqlAnalysisError(
-                f"CREATE TABLE {name}: the Hudi table at {table.base_path} has {key}={stored}, "
-                f"not {wanted}")
+                f"assertion failed: Table config: {key} in the create table is: {wanted}, is not the same with "
+                f"the value in hoodie.properties, which is:  {stored}. Please keep the same. "
+                f"(table at {table.base_path})")
 
 
 def _partition_columns(table: Table, schema: StructType) -> list[str]:
@@ -208,11 +219,16 @@ def sql_options(table_config: dict[str, str]) -> dict[str, str]:
     return out
 
 
+_FILTERED_CATALOG_PROPS = frozenset({TableConfig.DATABASE_NAME.key, TableConfig.NAME.key, WriteConfig.OPERATION.key})
+
+
 def catalog_properties(user: dict[str, str], table_config: dict[str, str]) -> dict[str, str]:
     """The TBLPROPERTIES of the catalog entry (Hudi ``catalogProperties ++ extractSqlOptions``): the
     statement's OPTIONS/TBLPROPERTIES as written, plus :func:`sql_options` for the keys it did not give
-    (compared ignoring case)."""
-    props = dict(user)
+    (compared ignoring case). ``hoodie.database.name``, ``hoodie.table.name`` and
+    ``hoodie.datasource.write.operation`` are left out (Hudi ``CreateHoodieTableCommand.needFilterProps``): the
+    table's own name and database decide, and a CTAS bulk-inserts whatever operation is given."""
+    props = {k: v for k, v in user.items() if k.lower() not in _FILTERED_CATALOG_PROPS}
     given = {k.lower() for k in props}
     for key, value in sql_options(table_config).items():
         if key.lower() not in given:
@@ -269,17 +285,28 @@ def create_table(ctx: CommandContext, stmt: CreateTable) -> DataFrame:
         raise SqlAnalysisError(f"Table {database}.{name} already exists")
     if stmt.like is not None:
         return _create_like(ctx, stmt)
+    query_as_ro = _query_as_ro(stmt.properties)
+    if query_as_ro is not None and stmt.as_query is not None:
+        raise SqlAnalysisError(f"CREATE TABLE {database}.{name}: Not support CTAS for the ro/rt table")
+    if stmt.partitioned_by and not stmt.columns and stmt.as_query is None:
+        raise SqlAnalysisError(
+            f"CREATE TABLE {database}.{name}: It is not allowed to specify partition columns when the table schema "
+            "is not defined. When the table schema is not provided, schema and partition columns will be inferred.")
     hoodie, user_props = _table_options(dict(stmt.properties))
     schema, query_df = _create_schema(spark, stmt)
     external = stmt.location is not None
     location = _absolute(stmt.location) if stmt.location is not None else catalog.default_location(database, name)
     partitioned = list(stmt.partitioned_by)
     existing = Table.load(location) if Table.exists(location) else None
+    if query_df is not None:
+        _require_ctas_location(database, name, location, external, existing)
+    if query_as_ro is not None:
+        _require_mor_base_table(database, name, existing)
     _require_record_key(database, name, existing, hoodie)
     created = False
     if existing is not None:
         # An existing Hudi table: its hoodie.properties decide; only what the statement states is checked.
-        _validate_existing(name, existing, _mapped_type(hoodie))
+        _validate_existing(existing, _mapped_type(hoodie))
         if not stmt.columns and query_df is None:
             schema = StructType(list(table_data_schema(existing).fields))
         props = dict(existing.config.items())
@@ -289,21 +316,74 @@ def create_table(ctx: CommandContext, stmt: CreateTable) -> DataFrame:
         props = hudi_table_properties(database, name, schema, partitioned, hoodie)
         Table.create(location, props)
         created = True
+    storage_props = {QUERY_AS_RO_KEY: query_as_ro} if query_as_ro is not None else {}
     spec = HudiCatalogSpec(database, name, schema, tuple(partitioned), location, external,
                            props[TableConfig.TYPE.key] == "MERGE_ON_READ", catalog_properties(user_props, props),
-                           stmt.comment)
+                           stmt.comment, storage_props)
     try:
         catalog.register(spec)
     except Exception:
         if created:
             Storage.for_uri(location).delete_dir(location)
         raise
-    if query_df is not None:
+    if query_df is None:
+        return empty_result(spark)
+    try:
         entry, table = catalog.require_hudi(stmt.ident)
         options = write_options(spark, entry, table)
         metrics = write_dataframe(spark, table, query_df, WriteOperation.BULK_INSERT, options)
-        return after_write(ctx, entry, table, options, metrics)
-    return empty_result(spark)
+    except Exception:
+        # Hudi CreateHoodieTableAsSelectCommand: no table is left behind by a failed CTAS.
+        logger.info("CTAS %s.%s failed: dropping its catalog entry%s", database, name,
+                    " and its files" if created else "")
+        spark.sql(f"DROP TABLE IF EXISTS {quote(database)}.{quote(name)}")
+        if created:
+            Storage.for_uri(location).delete_dir(location)
+        raise
+    return after_write(ctx, entry, table, options, metrics)
+
+
+QUERY_AS_RO_KEY = ReadConfig.QUERY_AS_RO_TABLE.key
+"""``hoodie.query.as.ro.table``: a catalog entry reading the table read-optimized (true) or real-time (false)."""
+
+
+def _query_as_ro(properties: dict[str, str]) -> str | None:
+    """The statement's ``hoodie.query.as.ro.table`` (any case), lower-cased, or None."""
+    for key, value in properties.items():
+        if key.lower() == QUERY_AS_RO_KEY:
+            return value.strip().lower()
+    return None
+
+
+def _require_mor_base_table(database: str, name: str, existing: Table | None) -> None:
+    """A hand-made ``_ro``/``_rt`` entry needs a merge-on-read table at its location (Hudi
+    ``CreateHoodieTableCommand``)."""
+    if existing is None:
+        raise SqlAnalysisError(
+            f"CREATE TABLE {database}.{name}: Creating ro/rt table need the existence of the base table.")
+    if existing.config.raw_value(TableConfig.TYPE.key) != "MERGE_ON_READ":
+        raise SqlAnalysisError(
+            f"CREATE TABLE {database}.{name}: Creating ro/rt table should only apply to a mor table.")
+
+
+def _require_ctas_location(database: str, name: str, location: str, external: bool, existing: Table | None) -> None:
+    """A CTAS writes into an empty location (Hudi ``CreateHoodieTableAsSelectCommand``) or, with LOCATION, into
+    the Hudi table already there; a managed CTAS never takes over an existing directory (Spark
+    ``SessionCatalog.validateTableLocation``)."""
+    if not _non_empty_dir(location):
+        return
+    if not external:
+        raise SqlAnalysisError(
+            f"Can not create the managed table('`{database}`.`{name}`'). The associated location('{location}') "
+            "already exists.")
+    if existing is None:
+        raise SqlAnalysisError(f"assertion failed: Path '{location}' should be empty for CTAS "
+                               f"(CREATE TABLE {database}.{name} AS SELECT)")
+
+
+def _non_empty_dir(location: str) -> bool:
+    storage = Storage.for_uri(location)
+    return storage.exists(location) and bool(storage.list_dir(location))
 
 
 def _create_like(ctx: CommandContext, stmt: CreateTable) -> DataFrame:
@@ -377,9 +457,16 @@ def alter_table(ctx: CommandContext, stmt: AlterTable) -> DataFrame:
     spark, catalog = ctx.spark, ctx.catalog
     entry, table = catalog.require_hudi(stmt.ident)
     if isinstance(stmt, RenameTable):
+        # Hudi AlterHoodieTableRenameCommand: hoodie.table.name first (a managed table's folder moves with the
+        # catalog rename), then the catalog; a refused rename puts the old name back.
         new_db, new_name = catalog.qualify(stmt.new_ident)
-        spark.sql(f"ALTER TABLE {entry.qualified} RENAME TO {quote(new_db)}.{quote(new_name)}")
+        old_name = table.config.raw_value(TableConfig.NAME.key) or entry.name
         table.update_properties({TableConfig.NAME.key: new_name})
+        try:
+            spark.sql(f"ALTER TABLE {entry.qualified} RENAME TO {quote(new_db)}.{quote(new_name)}")
+        except Exception:
+            table.update_properties({TableConfig.NAME.key: old_name})
+            raise
     elif isinstance(stmt, SetLocation):
         _set_location(ctx, entry, stmt)
     elif isinstance(stmt, SetProperties):

@@ -214,3 +214,24 @@ def test_set_location_points_the_table_at_another_hudi_table(session: Session, t
     assert rows(session, f"SELECT * FROM {table_name}") == [(7, 1)]
     with pytest.raises(SqlAnalysisError, match="no Hudi table there"):
         session.sql(f"ALTER TABLE {table_name} SET LOCATION '{tmp_path}'")
+
+
+def test_rename_table_after_column_changes_keeps_history_and_time_travel(session: Session, schema_on_read: None,
+                                                                         table_name: str) -> None:
+    session.sql(f"CREATE TABLE {table_name} (id INT, name STRING, price DOUBLE, ts BIGINT) USING hudi "
+                "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a1', 10.0, 1000)")
+    first = last_commit(session, table_name)
+    session.sql(f"ALTER TABLE {table_name} RENAME COLUMN name TO title")
+    session.sql(f"ALTER TABLE {table_name} DROP COLUMN price")
+    session.sql(f"INSERT INTO {table_name} VALUES (2, 'a2', 1001)")
+    renamed = f"{table_name}_renamed"
+    session.sql(f"ALTER TABLE {table_name} RENAME TO {renamed}")
+    path = location(session, renamed)
+    assert not os.path.exists(os.path.join(path, "..", table_name, ".hoodie"))
+    with open(os.path.join(path, ".hoodie", "hoodie.properties")) as handle:
+        assert f"hoodie.table.name={renamed}\n" in handle.read()
+    assert sorted(rows(session, f"SELECT id, title, ts FROM {renamed}")) == [(1, "a1", 1000), (2, "a2", 1001)]
+    assert rows(session, f"SELECT id, name, price FROM {renamed} TIMESTAMP AS OF '{first}'") == [(1, "a1", 10.0)]
+    session.sql(f"UPDATE {renamed} SET title = 'b1' WHERE id = 1")
+    assert sorted((r["id"], r["title"]) for r in hudi_rs_rows(path)) == [(1, "b1"), (2, "a2")]
