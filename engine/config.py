@@ -102,7 +102,8 @@ class TableConfig:
     URL_ENCODE_PARTITIONING = bool_property("hoodie.datasource.write.partitionpath.urlencode", False,
                                     "Escape partition values Hive-style (%XX).", table=True)
     DROP_PARTITION_COLUMNS = bool_property("hoodie.datasource.write.drop.partition.columns", False,
-                                   "Drop partition columns from data files (unsupported; must be false).",
+                                   "Data files and commit schemas leave the partition columns out; readers take "
+                                   "their values from the partition path (Hudi HoodieTableConfig).",
                                    table=True)
     BASE_FILE_FORMAT = str_property("hoodie.table.base.file.format", "PARQUET", "Base file format.", table=True)
     ARCHIVELOG_FOLDER = str_property("hoodie.archivelog.folder", "archived", "Archived timeline folder under .hoodie.",
@@ -178,6 +179,11 @@ class WriteConfig:
                                   "De-duplicate incoming records by key (precombine) before upsert.")
     COMBINE_BEFORE_DELETE = bool_property("hoodie.combine.before.delete", True,
                                   "De-duplicate incoming keys before delete.")
+    MERGE_ALLOW_DUPLICATE_ON_INSERTS = bool_property(
+        "hoodie.merge.allow.duplicate.on.inserts", False,
+        "An insert routed into an existing small file keeps every stored record and appends the new ones, "
+        "duplicate keys included (Hudi HoodieConcatHandle); false merges them by key (HoodieMergeHandle). "
+        "Only the insert operation on copy-on-write base files.")
     INSERT_DROP_DUPLICATES = bool_property("hoodie.datasource.write.insert.drop.duplicates", False,
                                    "Drop incoming inserts whose key already exists.")
     SMALL_FILE_LIMIT = int_property("hoodie.parquet.small.file.limit", 104857600,

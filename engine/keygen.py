@@ -77,6 +77,7 @@ import pyarrow.compute as pc
 
 from engine.config import HoodieConfig, KeyGenConfig, TableConfig, parse_bool, parse_list
 from engine.errors import ConfigError, InvalidRecordKey, UnsafePartitionPath
+from engine.formats.conform import field_values
 from engine.java_format import (
     java_decimal_to_string,
     java_double_to_string,
@@ -283,42 +284,15 @@ class _Stringifier:
         )
 
 
-def _find_column(data: pa.Table | pa.RecordBatch, name: str) -> pa.Array | None:
-    names = data.schema.names
-    if name in names:
-        col = data.column(names.index(name))
-        return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-    lowered = [n for n in names if n.lower() == name.lower()]
-    if len(lowered) == 1:
-        col = data.column(names.index(lowered[0]))
-        return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-    return None
-
-
 def _resolve_field(data: pa.Table | pa.RecordBatch, field: str) -> pa.Array:
     """The column for ``field`` (exact name, then case-insensitive; dotted names walk struct members).
 
     Raises:
         InvalidRecordKey: no such column/member.
     """
-    col = _find_column(data, field)
+    col = field_values(data, field)
     if col is not None:
         return col
-    parts = field.split(".")
-    if len(parts) > 1:
-        col = _find_column(data, parts[0])
-        for part in parts[1:]:
-            if col is None or not pa.types.is_struct(col.type):
-                col = None
-                break
-            t = col.type
-            idx = t.get_field_index(part)
-            if idx < 0:
-                lowered = [i for i in range(t.num_fields) if t.field(i).name.lower() == part.lower()]
-                idx = lowered[0] if len(lowered) == 1 else -1
-            col = pc.struct_field(col, [idx]) if idx >= 0 else None
-        if col is not None:
-            return col
     raise InvalidRecordKey(
         f"key field '{field}' does not exist in the input data (columns: {', '.join(data.schema.names)})"
     )

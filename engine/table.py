@@ -171,8 +171,6 @@ class Table:
         if values.get(TableConfig.METADATA_PARTITIONS.key, "").strip():
             raise ConfigError(f"'{TableConfig.METADATA_PARTITIONS.key}' must be empty for {base_path}: this "
                               "engine maintains no metadata table (FORMAT.md §8)")
-        if values.get(TableConfig.DROP_PARTITION_COLUMNS.key, "false").lower() == "true":
-            raise ConfigError(f"'{TableConfig.DROP_PARTITION_COLUMNS.key}=true' is not supported ({base_path})")
         defaults: dict[str, str] = {
             TableConfig.VERSION.key: TABLE_VERSION,
             TableConfig.TIMELINE_LAYOUT_VERSION.key: TIMELINE_LAYOUT_VERSION,
@@ -303,6 +301,47 @@ class Table:
         return [f.split(":", 1)[0].strip() for f in raw.split(",") if f.strip()]
 
     @property
+    def dropped_partition_columns(self) -> list[str]:
+        """The partition fields data files leave out when ``hoodie.datasource.write.drop.partition.columns`` is
+        true (Hudi ``HoodieTableConfig.DROP_PARTITION_COLUMNS``), else ``[]``. Readers take their values from the
+        partition path; commit schemas and files do not hold them."""
+        if not self.config.get(TableConfig.DROP_PARTITION_COLUMNS):
+            return []
+        return self.partition_fields
+
+    def without_dropped_partition_columns(self, avro: dict[str, Any]) -> dict[str, Any]:
+        """``avro`` without :attr:`dropped_partition_columns`: the schema data files and commits hold."""
+        dropped = {f.lower() for f in self.dropped_partition_columns}
+        if not dropped:
+            return avro
+        return {**avro, "fields": [f for f in avro["fields"] if f["name"].lower() not in dropped]}
+
+    def _with_partition_columns(self, avro: dict[str, Any]) -> dict[str, Any]:
+        """``avro`` with the dropped partition columns appended as Hudi's ``TableSchemaResolver`` appends them
+        (nullable, default null), typed as ``hoodie.table.create.schema`` declares them, else strings."""
+        have = {f["name"].lower() for f in avro["fields"]}
+        missing = [f for f in self.dropped_partition_columns if f.lower() not in have]
+        if not missing:
+            return avro
+        declared: dict[str, Any] = {}
+        create_text = self.config.get_optional(TableConfig.CREATE_SCHEMA)
+        if create_text:
+            try:
+                declared = {f["name"].lower(): f for f in json.loads(create_text).get("fields", [])}
+            except (json.JSONDecodeError, AttributeError):
+                declared = {}
+        appended = []
+        for name in missing:
+            field = declared.get(name.lower())
+            kind = field["type"] if field is not None else ["null", "string"]
+            if not (isinstance(kind, list) and "null" in kind):
+                kind = ["null", kind]
+            elif kind[0] != "null":
+                kind = ["null", *[k for k in kind if k != "null"]]
+            appended.append({"name": field["name"] if field is not None else name, "type": kind, "default": None})
+        return {**avro, "fields": [*avro["fields"], *appended]}
+
+    @property
     def is_partitioned(self) -> bool:
         """Whether the table has partition fields."""
         return bool(self.partition_fields)
@@ -403,7 +442,8 @@ class Table:
         Taken from ``extraMetadata.schema`` of the latest completed commit/deltacommit/replacecommit that has
         one and whose operation may change the schema (not ``COMPACT``, ``LOG_COMPACT``, ``CLUSTER`` or
         ``INDEX``; Java ``WriteOperationType.canUpdateSchema``); else ``hoodie.table.create.schema``; else
-        ``None``.
+        ``None``. Partition columns that data files leave out (:attr:`dropped_partition_columns`) are appended,
+        as Hudi's resolver appends them; :meth:`without_dropped_partition_columns` gives the stored schema.
 
         Args:
             include_meta: prepend the five ``_hoodie_*`` meta fields (``["null","string"]``, doc ``""``,
@@ -431,6 +471,8 @@ class Table:
             schema: dict[str, Any] = json.loads(text)
         except json.JSONDecodeError as exc:
             raise CorruptFile(f"table schema of {self.base_path} is not valid JSON: {exc}") from exc
+        if self.dropped_partition_columns:
+            schema = self._with_partition_columns(schema)
         return add_meta_fields(schema) if include_meta else strip_meta_fields(schema)
 
     # ------------------------------------------------------------------ properties update

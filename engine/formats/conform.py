@@ -111,3 +111,60 @@ def conform_table(
         except SchemaMismatch as exc:
             raise SchemaMismatch(f"{prefix}{exc}") from exc
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _member_index(struct: pa.StructType, name: str) -> int:
+    idx = struct.get_field_index(name)
+    if idx >= 0:
+        return idx
+    lowered = [i for i in range(struct.num_fields) if struct.field(i).name.lower() == name.lower()]
+    return lowered[0] if len(lowered) == 1 else -1
+
+
+def field_values(data: pa.Table | pa.RecordBatch, path: str) -> pa.Array | None:
+    """The values of column ``path`` of ``data``: a top-level name (exact, then case-insensitive) or a dotted
+    path into struct members (``nestedcol.a2.b2.c2``; a null struct gives null), as Hudi resolves nested record
+    key and precombine fields (``HoodieAvroUtils.getNestedFieldVal``).
+
+    Returns:
+        One array of ``data.num_rows`` values, or None when no such column or member exists.
+    """
+    names = data.schema.names
+    if path in names:
+        col = data.column(names.index(path))
+        return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    lowered = [n for n in names if n.lower() == path.lower()]
+    if len(lowered) == 1:
+        col = data.column(names.index(lowered[0]))
+        return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    parts = path.split(".")
+    if len(parts) == 1:
+        return None
+    col = field_values(data, parts[0])
+    for part in parts[1:]:
+        if col is None or not pa.types.is_struct(col.type):
+            return None
+        idx = _member_index(col.type, part)
+        if idx < 0:
+            return None
+        col = pc.struct_field(col, [idx])
+    return col
+
+
+def field_type(schema: pa.Schema, path: str) -> pa.DataType | None:
+    """The type of column ``path`` in ``schema`` (resolved as :func:`field_values`), or None."""
+    lowered = {n.lower(): n for n in schema.names}
+    if path in schema.names or path.lower() in lowered:
+        return schema.field(path if path in schema.names else lowered[path.lower()]).type
+    parts = path.split(".")
+    if len(parts) == 1 or parts[0].lower() not in lowered:
+        return None
+    current: pa.DataType = schema.field(lowered[parts[0].lower()]).type
+    for part in parts[1:]:
+        if not pa.types.is_struct(current):
+            return None
+        idx = _member_index(current, part)
+        if idx < 0:
+            return None
+        current = current.field(idx).type
+    return current

@@ -43,6 +43,35 @@ def read_split(
             with a warning, never raised).
         SchemaMismatch: data that cannot be conformed to ``schema``.
     """
+    batches = _read_slice(storage, split, schema, plan, batch_rows)
+    if plan.partition_columns is None:
+        yield from batches
+        return
+    values = plan.partition_columns.values(split.partition_path)
+    for batch in batches:
+        yield fill_partition_columns(batch, values)
+
+
+def fill_partition_columns(batch: pa.RecordBatch, values: dict[str, str | None]) -> pa.RecordBatch:
+    """``batch`` with the columns named in ``values`` (lower-cased) set to that value, cast to the column's
+    type; a value that does not cast is null (Spark's partition value parsing)."""
+    columns = []
+    for field, column in zip(batch.schema, batch.columns, strict=True):
+        name = field.name.lower()
+        if name in values:
+            raw = pa.array([values[name]] * batch.num_rows, pa.string())
+            try:
+                column = pc.cast(raw, field.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                column = pa.nulls(batch.num_rows, field.type)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+
+
+def _read_slice(
+    storage: Storage, split: ReadSplit, schema: pa.Schema, plan: QueryPlan, batch_rows: int
+) -> Iterator[pa.RecordBatch]:
+    """The slice's rows (partition columns that files leave out are null here)."""
     if split.log_files:
         blocks = scan_log_blocks(storage, split.log_files, plan.block_filter())
         if blocks:

@@ -79,7 +79,7 @@ import pyarrow.ipc as ipc
 from engine.config import HoodieConfig, MemoryConfig, TableConfig
 from engine.errors import CorruptFile, SchemaMismatch, StorageError, UnsupportedTable
 from engine.formats.avro_schema import META_FIELDS, add_meta_fields, avro_to_arrow
-from engine.formats.conform import conform_array, conform_table
+from engine.formats.conform import conform_array, conform_table, field_type, field_values
 from engine.formats.log_format import (
     AvroDataBlock,
     CommandBlock,
@@ -117,7 +117,7 @@ class MergeSettings:
 
     Attributes:
         record_key_fields: ``hoodie.table.recordkey.fields``.
-        precombine_field: ordering field (``hoodie.table.precombine.field``), top-level column, or None.
+        precombine_field: ordering field (``hoodie.table.precombine.field``), a column or a dotted path into struct members, or None.
         payload_class: ``hoodie.compaction.payload.class`` (OverwriteWithLatestAvroPayload when unset).
         populate_meta_fields: False = virtual keys from ``record_key_fields``.
         table_schema: the table's Arrow schema with the meta columns (types of columns the merge needs but
@@ -313,7 +313,7 @@ def work_schema(requested: pa.Schema, settings: MergeSettings) -> pa.Schema:
     else:
         wanted.extend(settings.record_key_fields)
     if settings.precombine_field:
-        wanted.append(settings.precombine_field)
+        wanted.append(settings.precombine_field.split(".")[0])  # a nested field comes with its top column
     wanted.append(IS_DELETED)
     for name in wanted:
         if name.lower() in have:
@@ -427,9 +427,7 @@ class LogRecordBuffer:
     def __post_init__(self) -> None:
         self._keys = _Keys(self.settings)
         if self.settings.precombine_field:
-            for f in self.schema:
-                if f.name.lower() == self.settings.precombine_field.lower():
-                    self._ordering_type = f.type
+            self._ordering_type = field_type(self.schema, self.settings.precombine_field)
         fields = [pa.field(n, t) for n, t in _STATE_SCHEMA_BASE]
         if self._ordering_type is not None:
             fields.append(pa.field("o", self._ordering_type))
@@ -440,7 +438,7 @@ class LogRecordBuffer:
     def _ordering_of(self, table: pa.Table, where: str) -> pa.Array | None:
         if self._ordering_type is None or self.settings.precombine_field is None:
             return None
-        col = _column(table, self.settings.precombine_field)
+        col = field_values(table, self.settings.precombine_field)
         if col is None:
             return pa.nulls(table.num_rows, self._ordering_type)
         return conform_array(col, self._ordering_type, f"{where}.{self.settings.precombine_field}")
@@ -1192,7 +1190,7 @@ def _combine_with_base(base_batches: Iterator[pa.Table] | None, base_file: str, 
             record_index = pc.filter(index, is_record)
             if event_time and merged.ordering is not None and ordering_type is not None \
                     and settings.precombine_field:
-                base_ordering_col = _column(base, settings.precombine_field)
+                base_ordering_col = field_values(base, settings.precombine_field)
                 base_ordering = (conform_array(base_ordering_col, ordering_type, settings.precombine_field)
                                  if base_ordering_col is not None else pa.nulls(base.num_rows, ordering_type))
                 record_or_null = pc.if_else(is_record, index, pa.scalar(None, pa.int32()))

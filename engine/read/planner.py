@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from engine.config import HoodieConfig, ReadConfig
-from engine.errors import ConfigError
+from engine.errors import ConfigError, EngineError
+from engine.keygen import DEFAULT_PARTITION_PATH, KeyGenerator
 from engine.read.log_merger import BlockFilter, MergeSettings
 from engine.schema.history import SchemaEvolution
 from engine.table import Table
@@ -50,6 +51,34 @@ class ReadSplit:
 
 
 @dataclass(frozen=True)
+class PartitionColumns:
+    """Partition columns the data files leave out (``hoodie.datasource.write.drop.partition.columns``): their
+    values come from each slice's partition path, as Hudi's file index parses them
+    (``shouldExtractPartitionValuesFromPartitionPath``).
+
+    Attributes:
+        names: the partition fields, in order.
+        table_config: the table's ``hoodie.properties`` items (hive style, URL encoding, key generator).
+    """
+
+    names: tuple[str, ...]
+    table_config: tuple[tuple[str, str], ...]
+
+    def values(self, partition_path: str) -> dict[str, str | None]:
+        """Lower-cased column name → value (None for ``__HIVE_DEFAULT_PARTITION__`` or a path that does not
+        fit the partition fields)."""
+        try:
+            parsed: list[str | None] = list(
+                KeyGenerator.from_config(HoodieConfig(dict(self.table_config))).partition_values(partition_path))
+        except EngineError:
+            parsed = [None] * len(self.names)
+        if len(parsed) != len(self.names):
+            parsed = [None] * len(self.names)
+        return {name.lower(): (None if value == DEFAULT_PARTITION_PATH else value)
+                for name, value in zip(self.names, parsed, strict=True)}
+
+
+@dataclass(frozen=True)
 class QueryPlan:
     """What to read and how to filter rows.
 
@@ -66,6 +95,7 @@ class QueryPlan:
         merge: merge-on-read settings (set for snapshot/incremental queries on MOR tables).
         evolution: how to read files written under older schemas when the table's schema evolved on read
             (the query schema is the one as of ``as_of``), else None.
+        partition_columns: partition columns filled from the partition path (files leave them out), or None.
     """
 
     splits: tuple[ReadSplit, ...]
@@ -78,6 +108,7 @@ class QueryPlan:
     pending_instants: frozenset[str] = frozenset()
     merge: MergeSettings | None = None
     evolution: SchemaEvolution | None = None
+    partition_columns: PartitionColumns | None = None
 
     def block_filter(self) -> BlockFilter:
         """Which log blocks the query applies (FORMAT.md §5.4): instant ≤ the query instant (``as_of`` /
@@ -183,5 +214,8 @@ def plan_query(
     if table.is_mor and query_type is not QueryType.READ_OPTIMIZED and any(s.log_files for s in splits):
         merge = replace(MergeSettings.from_table(table, options), evolution=evolution)
     pending = frozenset(i.timestamp for i in timeline.pending_commits())
+    dropped = table.dropped_partition_columns
+    partition_columns = (PartitionColumns(tuple(dropped), tuple(sorted(table.config.as_dict().items())))
+                         if dropped else None)
     return QueryPlan(tuple(splits), query_type, as_of, begin, end, visible,
-                     completed[0] if completed else None, pending, merge, evolution)
+                     completed[0] if completed else None, pending, merge, evolution, partition_columns)

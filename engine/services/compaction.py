@@ -259,7 +259,11 @@ def compaction_context(table: Table, instant_time: str, conf: HoodieConfig) -> C
         avro = table.latest_avro_schema(include_meta=False)
     if avro is None:
         raise TableServiceError(f"table {table.base_path} has no schema to compact with")
+    avro = table.without_dropped_partition_columns(avro)
     canonical = add_meta_fields(arrow_to_avro(avro_to_arrow(avro), table.name))
+    if table.dropped_partition_columns:
+        # New base files hold what the old ones held: no partition columns.
+        settings = replace(settings, table_schema=avro_to_arrow(canonical))
     return CompactionContext(table.storage, table.base_path, instant_time, settings,
                              BlockFilter(instant_time, completed, start, pending), canonical, conf.as_dict())
 
@@ -400,7 +404,8 @@ def complete_compaction(table: Table, inflight: Instant, stats: Sequence[WriteSt
         extra[LATEST_SCHEMA] = evolution.query.to_json()
     else:
         avro = table.latest_avro_schema(include_meta=False)
-        schema = arrow_to_avro(avro_to_arrow(avro), table.name) if avro is not None else {}
+        stored = table.without_dropped_partition_columns(avro) if avro is not None else None
+        schema = arrow_to_avro(avro_to_arrow(stored), table.name) if stored is not None else {}
     metadata = CommitMetadata(partition_to_write_stats=by_partition, compacted=True,
                               extra_metadata={"schema": json.dumps(schema, separators=(",", ":")), **extra},
                               operation_type="COMPACT")

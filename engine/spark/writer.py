@@ -71,6 +71,13 @@ def table_arrow_schema(table: Table) -> pa.Schema:
     return avro_to_arrow(avro)
 
 
+def stored_arrow_schema(table: Table, schema: pa.Schema) -> pa.Schema:
+    """``schema`` without the partition columns data files leave out (``hoodie.datasource.write.drop.partition
+    .columns``; :attr:`engine.table.Table.dropped_partition_columns`)."""
+    dropped = {f.lower() for f in table.dropped_partition_columns}
+    return pa.schema([f for f in schema if f.name.lower() not in dropped]) if dropped else schema
+
+
 def _key_schema(table: Table, data_schema: pa.Schema, conf: HoodieConfig) -> pa.Schema:
     wanted = set()
     for prop in (TableConfig.RECORDKEY_FIELDS, TableConfig.PARTITION_FIELDS):
@@ -269,7 +276,9 @@ def tag_locations(
 
 
 def _dedupe_in_spark(df: DataFrame, precombine: str | None) -> DataFrame:
-    order = F.col(precombine).desc_nulls_last() if precombine and precombine in df.columns else F.lit(1)
+    top = {c.lower() for c in df.columns}
+    order = (F.col(precombine).desc_nulls_last() if precombine and precombine.split(".")[0].lower() in top
+             else F.lit(1))
     window = Window.partitionBy(RECORD_KEY).orderBy(order)
     return df.withColumn("_rn", F.row_number().over(window)).filter("_rn = 1").drop("_rn")
 
@@ -332,7 +341,8 @@ def write_dataframe(
                 f"delete from {table.base_path}: the table has no primaryKey (auto-generated keys); delete "
                 "records by their stored _hoodie_record_key (a prepped write, as DELETE FROM does)")
     metrics = WriteMetrics(operation=operation.value)
-    data_schema = table_arrow_schema(table)
+    table_schema = table_arrow_schema(table)  # every column, the key generator's input
+    data_schema = stored_arrow_schema(table, table_schema)  # what files and the commit schema hold
     # The commit's schema in Hudi's canonical form (["null", T] with null defaults), whatever form the
     # stored schema had (hoodie.table.create.schema uses [T, "null"]).
     avro_schema = arrow_to_avro(data_schema, table.name)
@@ -347,8 +357,20 @@ def write_dataframe(
     check_write_supported(table, conf)
     dup_policy = insert_dup_policy(conf, table)
     persisted: list[DataFrame] = []
+    early_keyed = None
+    if operation is not WriteOperation.BULK_INSERT and not prepped and not keyless:
+        # Values cast to the table's types, record keys and partition paths are computed (and cached) before
+        # the instant exists: bad input (CAST_INVALID_INPUT, a null key, an unsafe partition value) fails the
+        # statement with nothing on the timeline.
+        with metrics.phase("prepare"):
+            early_keyed = _prepare_keys(df, table, conf, table_schema, persisted)
     with metrics.phase("start"):
-        instant = start_write(table, operation, conf)
+        try:
+            instant = start_write(table, operation, conf)
+        except BaseException:
+            for frame in persisted:
+                frame.unpersist()
+            raise
     try:
         metrics.instant = instant.timestamp
         ctx = WriteContext(
@@ -362,10 +384,11 @@ def write_dataframe(
         )
         replaced: dict[str, list[str]] = {}
         if operation is WriteOperation.BULK_INSERT:
-            stats = _bulk_insert(df, table, conf, ctx, metrics, prepped, data_schema)
+            stats = _bulk_insert(df, table, conf, ctx, metrics, prepped, table_schema)
         else:
             if not prepped:
-                keyed = add_keys(df, table, conf, data_schema, auto_key_instant=instant.timestamp)
+                keyed = early_keyed if early_keyed is not None else add_keys(
+                    df, table, conf, table_schema, auto_key_instant=instant.timestamp)
                 if dup_policy != "none" and not keyless and table.timeline.completed_commits() and (
                         operation in (WriteOperation.INSERT, WriteOperation.UPSERT)):
                     stored = existing_key_locations(spark, table, None, conf)
@@ -416,6 +439,27 @@ def write_dataframe(
     return metrics
 
 
+def _prepare_keys(df: DataFrame, table: Table, conf: HoodieConfig, table_schema: pa.Schema,
+                  persisted: list[DataFrame]) -> DataFrame:
+    """``df`` with record keys and partition paths, cached and counted so every value is computed now.
+
+    Raises:
+        EngineError: the rows cannot be written (the cause from the executors); nothing was written.
+    """
+    keyed = add_keys(df, table, conf, table_schema).persist(StorageLevel.MEMORY_AND_DISK)
+    persisted.append(keyed)
+    try:
+        keyed.count()
+    except BaseException as exc:
+        for frame in persisted:
+            frame.unpersist()
+        cause = exc if isinstance(exc, EngineError) else unwrap_task_error(exc)
+        if isinstance(exc, KeyboardInterrupt) or cause is None:
+            raise
+        raise cause from exc
+    return keyed
+
+
 def _is_completed(table: Table, instant_time: str) -> bool:
     """Whether ``instant_time`` completed (re-reads the timeline; ``False`` when it cannot be read)."""
     try:
@@ -426,7 +470,7 @@ def _is_completed(table: Table, instant_time: str) -> bool:
 
 def _bulk_insert(
     df: DataFrame, table: Table, conf: HoodieConfig, ctx: WriteContext, metrics: WriteMetrics, prepped: bool,
-    data_schema: pa.Schema,
+    table_schema: pa.Schema,
 ) -> list[WriteStat]:
     mode = conf.get(WriteConfig.BULKINSERT_SORT_MODE).upper()
     combine = conf.get(WriteConfig.COMBINE_BEFORE_INSERT)
@@ -434,10 +478,10 @@ def _bulk_insert(
     keyless = is_keyless(conf)
     if not prepped and not keyless and mode == "NONE" and not combine and parallelism <= 0:
         # One pass: each task computes keys and writes (no shuffle, no second Arrow round trip).
-        fn = tasks.bulk_insert_fn(ctx, conf.as_dict(), _key_schema(table, data_schema, conf))
+        fn = tasks.bulk_insert_fn(ctx, conf.as_dict(), _key_schema(table, table_schema, conf))
         with metrics.phase("write"):
             return _collect_stats(df.mapInArrow(fn, tasks.STATS_SCHEMA_DDL))
-    keyed = df if prepped else add_keys(df, table, conf, data_schema, auto_key_instant=ctx.instant_time)
+    keyed = df if prepped else add_keys(df, table, conf, table_schema, auto_key_instant=ctx.instant_time)
     if combine:
         keyed = _dedupe_in_spark(keyed, ctx.precombine_field)
     if mode == "GLOBAL_SORT":

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from engine.config import WriteConfig
 from engine.filegroup.naming import log_file_name, parse_log_file_name
-from engine.formats.conform import conform_array
+from engine.formats.conform import conform_array, field_type, field_values
 from engine.formats.log_format import (
     AvroDataBlock,
     DeleteBlock,
@@ -68,13 +68,15 @@ def _delete_ordering(ctx: WriteContext, removed: pa.Table) -> tuple[list[object]
     field (0 where it is null). Equal to the stored value, the delete then wins by commit order under both
     Java's rule (an ordering value other than Integer 0 loses only to a greater one) and hudi-rs's."""
     field = ctx.precombine_field
-    if not field or field not in ctx.data_schema.names:
+    field_kind = field_type(ctx.data_schema, field) if field else None
+    if not field or field_kind is None:
         return [None] * removed.num_rows, None
-    wrapper = ordering_wrapper_for(ctx.data_schema.field(field).type)
+    wrapper = ordering_wrapper_for(field_kind)
     zero: object = {"StringWrapper": "0", "BooleanWrapper": False, "BytesWrapper": b""}.get(wrapper, 0)
-    if field not in removed.column_names:
+    stored = field_values(removed, field)
+    if stored is None:
         return [zero] * removed.num_rows, wrapper
-    column = conform_array(removed.column(field), ctx.data_schema.field(field).type, field)
+    column = conform_array(stored, field_kind, field)
     values = [zero if v is None else v for v in column.to_pylist()]
     if wrapper in ("DateWrapper",):
         values = [(v - _EPOCH).days if isinstance(v, datetime.date) else v for v in values]

@@ -28,7 +28,7 @@ from engine.filegroup.naming import base_file_name, new_file_id
 from engine.filegroup.partition_metadata import write_partition_metadata
 from engine.formats.avro_schema import META_FIELDS
 from engine.formats.base_file import BaseFileWriter, read_base_file
-from engine.formats.conform import conform_table
+from engine.formats.conform import conform_table, field_values
 from engine.keygen import KeyGenerator
 from engine.read.base_reader import base_file_instant
 from engine.schema.history import SchemaEvolution
@@ -112,6 +112,14 @@ class WriteContext:
         operation = self.conf.get(WriteConfig.OPERATION).strip().lower()
         payload = (self.conf.raw(WriteConfig.PAYLOAD_CLASS) or "").strip()
         return operation == "delete" or payload == EXPRESSION_PAYLOAD
+
+    @property
+    def concat_inserts(self) -> bool:
+        """An ``insert`` into a small file keeps the stored records and appends the new ones as they come,
+        duplicate keys included (Hudi ``HoodieMergeHandleFactory``: ``HoodieConcatHandle`` when the operation
+        does not change records and ``hoodie.merge.allow.duplicate.on.inserts`` is on)."""
+        operation = self.conf.get(WriteConfig.OPERATION).strip().lower()
+        return operation == "insert" and self.conf.get(WriteConfig.MERGE_ALLOW_DUPLICATE_ON_INSERTS)
 
     def partition_dir(self, partition_path: str) -> str:
         """Absolute folder of a partition (the base path for non-partitioned tables)."""
@@ -260,7 +268,8 @@ def merge_file_group(
 
     Incoming records whose key is stored replace the stored record in place (unless
     ``DefaultHoodieRecordPayload`` ordering keeps the stored one), deletes drop it, and the other incoming
-    records are appended as inserts.
+    records are appended as inserts. An ``insert`` with ``hoodie.merge.allow.duplicate.on.inserts`` keeps every
+    stored record and appends every incoming one (:attr:`WriteContext.concat_inserts`).
 
     Args:
         ctx: write context.
@@ -294,13 +303,16 @@ def merge_file_group(
     incoming_keys = records.column(RECORD_KEY).cast(pa.string()).combine_chunks()
     position = pc.index_in(_stored_keys(ctx, old), value_set=incoming_keys)
     matched = np.asarray(position.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    if ctx.concat_inserts:
+        matched = np.zeros(n_old, dtype=bool)
     pos = np.asarray(pc.fill_null(position, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
     keep_stored = np.zeros(n_old, dtype=bool)
     field = ctx.precombine_field
-    if ctx.event_time_ordering and field and field in records.column_names and field in old.column_names:
-        stored_order = old.column(field)
-        incoming_order = pc.take(records.column(field), pa.array(np.where(matched, pos, 0)))
+    stored_order = field_values(old, field) if ctx.event_time_ordering and field else None
+    incoming_values = field_values(records, field) if stored_order is not None and field else None
+    if stored_order is not None and incoming_values is not None:
+        incoming_order = pc.take(incoming_values, pa.array(np.where(matched, pos, 0)))
         greater = pc.fill_null(pc.greater(stored_order, incoming_order), False)
         keep_stored = matched & np.asarray(greater.to_numpy(zero_copy_only=False), dtype=bool)
         if ctx.deletes_ignore_ordering:
@@ -315,20 +327,21 @@ def merge_file_group(
     inserts = np.nonzero(~touched & ~deletes)[0]
     out_idx = np.concatenate([out_old, n_old + inserts]).astype(np.int64)
 
-    new_positions = out_idx >= n_old
-    incoming_rank = out_idx[new_positions] - n_old
-    # Sequence numbers of written incoming records, in output order (None for dropped ones).
-    seq_index = np.full(n_inc, -1, dtype=np.int64)
-    seq_index[incoming_rank] = np.arange(len(incoming_rank))
-    seq_all = seqnos(ctx.instant_time, task, n_inc)
-    seq = pc.take(seq_all, pa.array(np.where(seq_index >= 0, seq_index, 0)))
-    seq = pc.if_else(pa.array(seq_index >= 0), seq, pa.nulls(n_inc, pa.string()))
-
     file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
-    incoming = with_meta_columns(ctx, records, file_name, seq)
+    incoming = with_meta_columns(ctx, records, file_name, pa.nulls(n_inc, pa.string()))
     old = old.set_column(old.schema.get_field_index(FILE_NAME), FILE_NAME, _constant(file_name, n_old))
     combined = pa.concat_tables([old, incoming])
     output = combined.take(pa.array(out_idx))
+    # Sequence numbers of the records this instant writes, in output order. A key stored twice (inserts with
+    # hoodie.merge.allow.duplicate.on.inserts) is updated in both copies, as HoodieMergeHandle does.
+    new_positions = out_idx >= n_old
+    written = int(new_positions.sum())
+    if ctx.populate_meta_fields and written:
+        rank = np.cumsum(new_positions) - 1
+        fresh = pc.take(seqnos(ctx.instant_time, task, written), pa.array(np.where(new_positions, rank, 0)))
+        seq_at = output.schema.get_field_index(COMMIT_SEQNO)
+        output = output.set_column(seq_at, COMMIT_SEQNO,
+                                   pc.if_else(pa.array(new_positions), fresh, output.column(seq_at)))
 
     writer = _open_writer(ctx, existing.partition_path, file_name, IOType.MERGE, task)
     try:

@@ -7,6 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.formats.conform import field_values
+
 RECORD_KEY = "_hoodie_record_key"
 PARTITION_PATH = "_hoodie_partition_path"
 FILE_ID = "_hoodie_file_id"
@@ -24,7 +26,7 @@ def dedupe_by_key(records: pa.Table, precombine_field: str | None) -> pa.Table:
 
     Args:
         records: rows with a ``_hoodie_record_key`` column (and the precombine column when given).
-        precombine_field: ordering column name, or ``None``.
+        precombine_field: ordering column name (a dotted path for a nested field), or ``None``.
 
     Returns:
         The surviving rows, in key order.
@@ -35,8 +37,10 @@ def dedupe_by_key(records: pa.Table, precombine_field: str | None) -> pa.Table:
     arrival = pa.array(np.arange(n, dtype=np.int64))
     work = records.append_column("__arrival", arrival)
     sort_keys: list[tuple[str, str, str]] = [(RECORD_KEY, "ascending", "at_start")]
-    if precombine_field and precombine_field in records.column_names:
-        sort_keys.append((precombine_field, "ascending", "at_start"))
+    ordering = field_values(records, precombine_field) if precombine_field else None
+    if ordering is not None:
+        work = work.append_column("__ordering", ordering)
+        sort_keys.append(("__ordering", "ascending", "at_start"))
     sort_keys.append(("__arrival", "ascending", "at_start"))
     order = pc.sort_indices(work, sort_keys=sort_keys)
     keys = pc.take(records.column(RECORD_KEY), order)

@@ -22,7 +22,9 @@ def check_write_supported(table: Table, conf: HoodieConfig) -> None:
 
     Raises:
         ConfigError: ``hoodie.index.type`` is not one of :data:`SUPPORTED_INDEX_TYPES`, or
-            ``hoodie.table.cdc.enabled`` is true (change data capture logs are not written yet).
+            ``hoodie.table.cdc.enabled`` is true (change data capture logs are not written yet), or
+            ``hoodie.datasource.write.drop.partition.columns`` differs from the table's (a table's data files
+            either all hold their partition columns or none do).
     """
     index_type = conf.get(IndexConfig.TYPE).strip().upper()
     if index_type not in SUPPORTED_INDEX_TYPES:
@@ -33,3 +35,9 @@ def check_write_supported(table: Table, conf: HoodieConfig) -> None:
         raise errors.ConfigError(
             f"hoodie.table.cdc.enabled=true on table {table.base_path}: change data capture logs are not "
             "written by this engine yet; nothing was written")
+    wanted, stored = conf.get(TableConfig.DROP_PARTITION_COLUMNS), table.config.get(TableConfig.DROP_PARTITION_COLUMNS)
+    if wanted != stored:
+        raise errors.ConfigError(
+            f"{TableConfig.DROP_PARTITION_COLUMNS.key}={str(wanted).lower()} conflicts with table {table.base_path}, "
+            f"whose hoodie.properties has {str(stored).lower()} (set it when the table is created); nothing was "
+            "written")

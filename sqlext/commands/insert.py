@@ -221,6 +221,10 @@ def insert_into(ctx: CommandContext, stmt: InsertInto) -> DataFrame:
     all_static = bool(table.partition_fields) and len(static) == len(table.partition_fields)
     whole_table = not table.partition_fields or (mode == "STATIC" and not static)
     operation = choose_operation(table, options, stmt.overwrite, whole_table)
+    if table.record_key_fields and table.precombine_field:
+        # Hudi ProvidesHoodieConfig.buildHoodieInsertConfig: an INSERT into a table with a primary key and a
+        # precombine field de-duplicates its rows by key (the greatest ordering value wins) unless told not to.
+        options.setdefault(WriteConfig.COMBINE_BEFORE_INSERT.key, "true")
     overwrite_partitions = None
     if operation is WriteOperation.INSERT_OVERWRITE and all_static:
         overwrite_partitions = [partition_path_from_values(table, static)]

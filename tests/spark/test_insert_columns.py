@@ -5,6 +5,7 @@ mixed partition specs; unaliased literals; Spark's error classes for arity and u
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -130,3 +131,121 @@ def test_insert_modes_and_duplicate_policy(session: Session, table_name: str) ->
     run(f"INSERT INTO {table_name} VALUES (5, 'a5', 1000)",
         **{"hoodie.sql.bulk.insert.enable": "true", "hoodie.sql.insert.mode": "non-strict"})
     assert rows(session, f"SELECT id FROM {table_name}") == [(1,), (2,), (3,), (4,), (5,)]
+
+
+def test_inserts_into_a_small_file_merge_by_key_unless_duplicates_are_allowed(session: Session,
+                                                                             table_name: str) -> None:
+    """The insert operation routes new rows into the small base file: by default (Hudi HoodieMergeHandle) a key
+    already stored there is replaced; with hoodie.merge.allow.duplicate.on.inserts=true (HoodieConcatHandle) both
+    copies stay."""
+    session.sql(f"CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT) USING hudi "
+                "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', "
+                "'hoodie.spark.sql.insert.into.operation' = 'insert')")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a1', 1000), (2, 'a2', 1000)")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'b1', 1001)")
+    assert rows(session, f"SELECT id, name FROM {table_name}") == [(1, "b1"), (2, "a2")]
+    session.spark.conf.set("hoodie.merge.allow.duplicate.on.inserts", "true")
+    try:
+        session.sql(f"INSERT INTO {table_name} VALUES (1, 'c1', 1002), (3, 'a3', 1000)")
+    finally:
+        session.spark.conf.unset("hoodie.merge.allow.duplicate.on.inserts")
+    expected = [(1, "b1"), (1, "c1"), (2, "a2"), (3, "a3")]
+    assert rows(session, f"SELECT id, name FROM {table_name}") == expected
+    assert sorted((r["id"], r["name"]) for r in hudi_rs_rows(location(session, table_name))) == expected
+    files = {r[0] for r in session.sql(f"SELECT _hoodie_file_name FROM {table_name}").collect()}
+    assert len(files) == 1
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_nested_fields_as_primary_key_and_precombine_field(session: Session, table_name: str,
+                                                           table_type: str) -> None:
+    """primaryKey 'nestedcol.a1' and preCombineField 'nestedcol.a2.b2.c2': an INSERT's rows with one key keep the
+    greatest ordering value (Hudi combines before insert when the table has both), in every insert operation;
+    UPDATE and DELETE find rows by the nested key."""
+    session.sql(f"""CREATE TABLE {table_name} (name STRING, price DOUBLE, ts BIGINT,
+            nestedcol STRUCT<a1: STRING, a2: STRUCT<b1: STRING, b2: STRUCT<c1: STRING, c2: INT>>>) USING hudi
+        OPTIONS (type = '{table_type}', primaryKey = 'nestedcol.a1', preCombineField = 'nestedcol.a2.b2.c2')""")
+    values = ("('name_1', 10, 1000, struct('a', struct('b', struct('c', 999)))), "
+              "('name_2', 20, 2000, struct('a', struct('b', struct('c', 333))))")
+    query = f"SELECT _hoodie_record_key, name, price, nestedcol.a1, nestedcol.a2.b2.c2 FROM {table_name}"
+    for operation in ("insert", "upsert"):
+        session.spark.conf.set("hoodie.spark.sql.insert.into.operation", operation)
+        try:
+            session.sql(f"INSERT INTO {table_name} VALUES {values}")
+        finally:
+            session.spark.conf.unset("hoodie.spark.sql.insert.into.operation")
+        assert rows(session, query) == [("a", "name_1", 10.0, "a", 999)]
+    session.sql(f"UPDATE {table_name} SET price = 5 WHERE nestedcol.a1 = 'a'")
+    assert rows(session, f"SELECT name, price FROM {table_name}")[0][1] == 5.0
+    oracle = hudi_rs_rows(location(session, table_name))
+    assert [(r["_hoodie_record_key"], r["price"]) for r in oracle] == [("a", 5.0)]
+    session.sql(f"DELETE FROM {table_name} WHERE nestedcol.a1 = 'a'")
+    assert rows(session, query) == [] and hudi_rs_rows(location(session, table_name)) == []
+
+
+def _parquet_columns(base: str) -> set[str]:
+    import pyarrow.parquet as pq
+
+    names: set[str] = set()
+    for root, _, files in os.walk(base):
+        for file in files:
+            if file.endswith(".parquet") and ".hoodie" not in root:
+                names.update(pq.read_schema(os.path.join(root, file)).names)
+    return names
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_drop_partition_columns_keeps_them_out_of_files_and_reads_them_from_paths(
+        session: Session, table_name: str, table_type: str) -> None:
+    """hoodie.datasource.write.drop.partition.columns=true (Hudi DROP_PARTITION_COLUMNS): data files and commit
+    schemas hold no partition columns; queries take them from the partition path, typed as declared; a write
+    that asks otherwise than the table is refused."""
+    key = "hoodie.datasource.write.drop.partition.columns"
+    session.sql(f"""CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT, dt STRING, hh INT) USING hudi
+        PARTITIONED BY (dt, hh) TBLPROPERTIES (type = '{table_type}', primaryKey = 'id', preCombineField = 'ts',
+        '{key}' = 'true')""")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a1', 1, '2021-01-01', 10), (2, 'a2', 1, '2021-01-02', 11)")
+    session.sql(f"UPDATE {table_name} SET name = 'b1', ts = 2 WHERE id = 1")
+    session.sql(f"""MERGE INTO {table_name} t USING (SELECT 2 AS id, 'c2' AS name, 3 AS ts, '2021-01-02' AS dt,
+        11 AS hh UNION ALL SELECT 3, 'c3', 3, '2021-01-03', 12) s ON t.id = s.id
+        WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *""")
+    expected = [(1, "b1", "2021-01-01", 10), (2, "c2", "2021-01-02", 11), (3, "c3", "2021-01-03", 12)]
+    assert rows(session, f"SELECT id, name, dt, hh FROM {table_name}") == expected
+    assert rows(session, f"SELECT id FROM {table_name} WHERE hh = 11 AND dt = '2021-01-02'") == [(2,)]
+    base = location(session, table_name)
+    table = Table.load(base)
+    assert table.config.raw_value(key) == "true"
+    last = table.timeline.completed_commits()[-1]
+    stored = [f["name"] for f in json.loads(table.commit_metadata(last).schema)["fields"]]
+    assert "dt" not in stored and "hh" not in stored and "name" in stored
+    assert {"dt", "hh"}.isdisjoint(_parquet_columns(base)) and "name" in _parquet_columns(base)
+    with pytest.raises(Exception, match="drop.partition.columns"):  # hudi-rs 0.x refuses such tables
+        hudi_rs_rows(base)
+    if table_type == "mor":
+        session.sql(f"CALL run_compaction(op => 'scheduleAndExecute', table => '{table_name}')")
+        assert rows(session, f"SELECT id, name, dt, hh FROM {table_name}") == expected
+        assert {"dt", "hh"}.isdisjoint(_parquet_columns(base))
+    session.spark.conf.set(key, "false")
+    try:
+        with pytest.raises(Exception, match=f"{key}=false conflicts with table"):
+            session.sql(f"INSERT INTO {table_name} VALUES (4, 'a4', 1, '2021-01-04', 13)")
+    finally:
+        session.spark.conf.unset(key)
+
+
+def test_values_that_do_not_cast_fail_before_any_instant(session: Session, table_name: str) -> None:
+    """An INSERT whose values cannot be cast to the table's types fails with Spark's CAST_INVALID_INPUT and
+    leaves nothing on the timeline (not even a rolled-back instant)."""
+    session.sql(f"CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT) USING hudi "
+                "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a1', 1000)")
+    before = [i.timestamp for i in Table.load(location(session, table_name)).timeline.instants]
+    for operation in ("upsert", "insert"):
+        session.spark.conf.set("hoodie.spark.sql.insert.into.operation", operation)
+        try:
+            with pytest.raises(Exception, match="CAST_INVALID_INPUT"):
+                session.sql(f"INSERT INTO {table_name} SELECT 2, 'a2', 'not a number'")
+        finally:
+            session.spark.conf.unset("hoodie.spark.sql.insert.into.operation")
+    assert [i.timestamp for i in Table.load(location(session, table_name)).timeline.instants] == before
+    assert rows(session, f"SELECT id, name FROM {table_name}") == [(1, "a1")]
