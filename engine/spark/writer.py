@@ -446,9 +446,10 @@ def _prepare_keys(df: DataFrame, table: Table, conf: HoodieConfig, table_schema:
     Raises:
         EngineError: the rows cannot be written (the cause from the executors); nothing was written.
     """
-    keyed = add_keys(df, table, conf, table_schema).persist(StorageLevel.MEMORY_AND_DISK)
-    persisted.append(keyed)
     try:
+        # Constant inputs (INSERT ... VALUES) may fail while Spark plans the cache (constant folding).
+        keyed = add_keys(df, table, conf, table_schema).persist(StorageLevel.MEMORY_AND_DISK)
+        persisted.append(keyed)
         keyed.count()
     except BaseException as exc:
         for frame in persisted:

@@ -184,9 +184,9 @@ def test_create_errors(tmp_path: Path) -> None:
         Table.create(str(tmp_path / "x"), {"hoodie.table.type": "COPY_ON_WRITE"})
     with pytest.raises(ConfigError, match="MERGE_ON_READ"):
         Table.create(str(tmp_path / "y"), {"hoodie.table.name": "y", "hoodie.table.type": "BOGUS"})
-    with pytest.raises(ConfigError, match="drop.partition.columns"):
-        Table.create(str(tmp_path / "z"), {"hoodie.table.name": "z",
-                                           "hoodie.datasource.write.drop.partition.columns": "true"})
+    dropping = Table.create(str(tmp_path / "z"), {"hoodie.table.name": "z", "hoodie.table.partition.fields": "dt",
+                                                  "hoodie.datasource.write.drop.partition.columns": "true"})
+    assert dropping.dropped_partition_columns == ["dt"]  # supported since: files leave the column out
     with pytest.raises(ConfigError, match="metadata table"):
         Table.create(str(tmp_path / "m"), {"hoodie.table.name": "m", "hoodie.table.metadata.partitions": "files"})
     assert Table.create(str(tmp_path / "lower"), {"hoodie.table.name": "l",
