@@ -16,7 +16,7 @@ from enum import Enum
 from engine.config import HoodieConfig, ReadConfig
 from engine.errors import ConfigError, EngineError
 from engine.keygen import DEFAULT_PARTITION_PATH, KeyGenerator
-from engine.read.log_merger import BlockFilter, MergeSettings
+from engine.read.log_scan import BlockFilter, MergeSettings
 from engine.schema.history import SchemaEvolution
 from engine.table import Table
 
