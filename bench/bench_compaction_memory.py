@@ -41,7 +41,7 @@ import pandas  # noqa: F401  (loaded in every Spark Python worker, so part of th
 import psutil
 import pyarrow as pa
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
-logging.getLogger("engine.read.log_merger").setLevel(logging.DEBUG)
+logging.getLogger("engine.read").setLevel(logging.DEBUG)
 from engine.config import HoodieConfig
 from engine.services.compaction import compaction_context, read_plan
 from engine.table import Table
