@@ -119,7 +119,12 @@ class TableConfig:
     PAYLOAD_CLASS = str_property("hoodie.compaction.payload.class", None, "Record payload class.", table=True)
     RECORD_MERGER_STRATEGY = str_property("hoodie.compaction.record.merger.strategy", None, "Merger strategy id.",
                                   table=True)
-    CDC_ENABLED = bool_property("hoodie.table.cdc.enabled", False, "Change data capture logs.", table=True)
+    CDC_ENABLED = bool_property("hoodie.table.cdc.enabled", False,
+                                "Change data capture: merges write CDC logs; CDC queries are allowed.", table=True)
+    CDC_SUPPLEMENTAL_LOGGING_MODE = str_property(
+        "hoodie.table.cdc.supplemental.logging.mode", "DATA_BEFORE_AFTER",
+        "What CDC logs carry: OP_KEY_ONLY (op, record key), DATA_BEFORE (+ before image) or DATA_BEFORE_AFTER "
+        "(op, instant, before and after images).", table=True)
     PARTITION_METAFILE_USE_BASE_FORMAT = bool_property("hoodie.partition.metafile.use.base.format", False,
                                                "Partition metafile as parquet.", table=True)
     METADATA_PARTITIONS = str_property("hoodie.table.metadata.partitions", None,
@@ -289,8 +294,9 @@ class ReadConfig:
     END_INSTANTTIME = str_property("hoodie.datasource.read.end.instanttime", None,
                            "Incremental: commits up to this instant (inclusive).")
     INCREMENTAL_FORMAT = str_property("hoodie.datasource.query.incremental.format", "latest_state",
-                                      "Incremental: latest_state (rows as they are now) or cdc (change "
-                                      "data capture images; not supported yet).")
+                                      "Incremental: latest_state (rows as they are now) or cdc (one row "
+                                      "per change: op, ts_ms, before and after images as JSON; needs "
+                                      "hoodie.table.cdc.enabled).")
     QUERY_AS_RO_TABLE = bool_property("hoodie.query.as.ro.table", None,
                               "Set by Hive sync on _ro (true) / _rt (false) tables.")
 

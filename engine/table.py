@@ -20,6 +20,7 @@ from engine.config import HoodieConfig, TableConfig
 from engine.errors import ConfigError, CorruptFile, StorageError, TableExists, TableNotFound, UnsupportedTable
 from engine.filegroup.view import FileSystemView
 from engine.formats.avro_schema import add_meta_fields, strip_meta_fields
+from engine.formats.cdc import SupplementalLoggingMode
 from engine.storage import Storage
 from engine.timeline.active import ActiveTimeline
 from engine.timeline.commit_metadata import CommitMetadata
@@ -149,7 +150,8 @@ class Table:
 
         Raises:
             TableExists: a table (``hoodie.properties``) already exists at ``base_path``.
-            ConfigError: missing name, bad table type/version, or unsupported settings.
+            ConfigError: missing name, bad table type/version, unsupported settings, or an unknown
+                ``hoodie.table.cdc.supplemental.logging.mode`` (stored upper-case, as Hudi does).
         """
         storage = Storage.for_uri(base_path)
         meta = _meta_path(storage, base_path)
@@ -171,6 +173,11 @@ class Table:
         if values.get(TableConfig.METADATA_PARTITIONS.key, "").strip():
             raise ConfigError(f"'{TableConfig.METADATA_PARTITIONS.key}' must be empty for {base_path}: this "
                               "engine maintains no metadata table (FORMAT.md §8)")
+        if values.get(TableConfig.CDC_ENABLED.key, "").strip().lower() == "true" and \
+                TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE.key in values:
+            mode = values[TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE.key]
+            values[TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE.key] = \
+                SupplementalLoggingMode.parse(mode, base_path).value
         defaults: dict[str, str] = {
             TableConfig.VERSION.key: TABLE_VERSION,
             TableConfig.TIMELINE_LAYOUT_VERSION.key: TIMELINE_LAYOUT_VERSION,

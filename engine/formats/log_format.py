@@ -837,8 +837,9 @@ class HFileDataBlock(LogBlock):
 
 
 @dataclass
-class CdcDataBlock(LogBlock):
-    """``HoodieCDCDataBlock`` (CDC logs): content kept raw, not decoded."""
+class CdcDataBlock(AvroDataBlock):
+    """``HoodieCDCDataBlock`` (CDC logs, :mod:`engine.formats.cdc`): an Avro data block of CDC records (the
+    SCHEMA header is the CDC record schema); only CDC readers decode it, file-slice merges skip it."""
 
     block_type: ClassVar[BlockType] = BlockType.CDC_DATA_BLOCK
 

@@ -15,6 +15,7 @@ from engine.errors import UnsupportedTable
 from engine.formats.avro_schema import META_FIELDS, add_meta_fields, avro_to_arrow
 from engine.formats.log_format import (
     AvroDataBlock,
+    CdcDataBlock,
     CommandBlock,
     CorruptBlock,
     DeleteBlock,
@@ -218,7 +219,8 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
                 logger.debug("log file %s: rollback %s of instant %s removed %d block(s)",
                              path, instant, target, before - len(queued))
                 continue
-            if not isinstance(block, (AvroDataBlock, ParquetDataBlock, DeleteBlock)):
+            if isinstance(block, CdcDataBlock) or \
+                    not isinstance(block, (AvroDataBlock, ParquetDataBlock, DeleteBlock)):
                 logger.warning("log file %s: skipping %s at offset %d (not readable as table data)",
                                path, type(block).__name__, block.offset)
                 continue

@@ -182,9 +182,10 @@ def plan_query(
                               f"'{ReadConfig.BEGIN_INSTANTTIME.key}'")
         incremental_format = options.get(ReadConfig.INCREMENTAL_FORMAT).strip().lower()
         if incremental_format != "latest_state":
+            expected = ("CDC queries are planned by engine.read.cdc.plan_cdc" if incremental_format == "cdc"
+                        else "expected 'latest_state' or 'cdc'")
             raise ConfigError(f"{ReadConfig.INCREMENTAL_FORMAT.key}={incremental_format!r} on table "
-                              f"{table.base_path}: only 'latest_state' is supported; CDC queries ('cdc') "
-                              "are not implemented yet")
+                              f"{table.base_path}: {expected}")
         begin = _incremental_bound(raw_begin)
         raw_end = options.raw(ReadConfig.END_INSTANTTIME)
         end = _incremental_bound(raw_end) if raw_end else (completed[-1] if completed else begin)

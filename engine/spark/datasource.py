@@ -3,7 +3,8 @@ sqlext's session catalog, plain ``SELECT ... FROM t`` on tables created ``USING 
 
 Options (Hudi ``DataSourceReadOptions``): ``path``; ``hoodie.datasource.query.type`` = snapshot |
 read_optimized | incremental; ``as.of.instant``; ``hoodie.datasource.read.begin.instanttime`` /
-``end.instanttime``; ``hoodie.query.as.ro.table`` (set by Hive sync on ``_ro`` tables).
+``end.instanttime``; ``hoodie.datasource.query.incremental.format`` = latest_state | cdc (CDC queries,
+:mod:`engine.read.cdc`); ``hoodie.query.as.ro.table`` (set by Hive sync on ``_ro`` tables).
 
 Partition pruning: equality / IN / comparison filters on partition columns of hive-style or plain
 partition paths are used to skip partitions (Spark still re-applies every filter).
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -33,15 +35,17 @@ from pyspark.sql.types import StructType
 from engine.config import HoodieConfig, ReadConfig
 from engine.errors import ConfigError
 from engine.keygen import KeyGenerator
+from engine.read.cdc import CDC_SCHEMA, is_cdc_query, plan_cdc, read_cdc_group
 from engine.read.file_group_reader import read_split
 from engine.read.planner import QueryPlan, ReadSplit, normalize_instant, plan_query
-from engine.spark.schema import spark_to_arrow, table_spark_schema
+from engine.spark.schema import arrow_to_spark, spark_to_arrow, table_spark_schema
 from engine.storage import Storage
 from engine.table import Table
 
 logger = logging.getLogger(__name__)
 
 TARGET_SPLIT_BYTES = 32 * 1024 * 1024  # slices are grouped up to this size per Spark task
+CDC_GROUPS_PER_TASK = 16  # file groups whose changes one Spark task reads in a CDC query
 
 
 def _table_path(options: dict[str, str]) -> str:
@@ -62,8 +66,12 @@ class HudiDataSource(DataSource):
     def schema(self) -> StructType:
         """The table schema with meta columns (used when Spark has no catalog schema, and by the catalog for
         time travel): the latest, or as of ``as.of.instant`` (the columns a commit had, Hudi
-        ``HoodieBaseRelation`` with ``hoodie.schema.on.read.enable``)."""
+        ``HoodieBaseRelation`` with ``hoodie.schema.on.read.enable``). A CDC query
+        (``hoodie.datasource.query.incremental.format=cdc``) has the columns ``op, ts_ms, before, after``
+        (strings, Hudi ``CDCRelation``)."""
         options = {str(k): str(v) for k, v in dict(self.options).items()}
+        if is_cdc_query(HoodieConfig(options)):
+            return arrow_to_spark(CDC_SCHEMA)
         table = Table.load(_table_path(options))
         as_of = HoodieConfig(options).raw(ReadConfig.AS_OF_INSTANT)
         schema = table_spark_schema(table, normalize_instant(as_of) if as_of else None)
@@ -143,8 +151,17 @@ class HudiDataSourceReader(DataSourceReader):
         table = Table.load(self._path)
         return plan_query(table, HoodieConfig(self._options), self._partition_filter(table))
 
+    def _cdc_partitions(self) -> Sequence[InputPartition]:
+        """A CDC query: file groups with changes, about :data:`CDC_GROUPS_PER_TASK` per task."""
+        plan = plan_cdc(Table.load(self._path), HoodieConfig(self._options))
+        shared = replace(plan, groups=())  # each partition carries the settings and its own groups
+        groups = [plan.groups[i:i + CDC_GROUPS_PER_TASK] for i in range(0, len(plan.groups), CDC_GROUPS_PER_TASK)]
+        return [InputPartition((shared, tuple(g))) for g in groups] or [InputPartition((shared, ()))]
+
     def partitions(self) -> Sequence[InputPartition]:
         """Slices grouped into input partitions of up to 32 MB (small slices share a task)."""
+        if is_cdc_query(HoodieConfig(self._options)):
+            return self._cdc_partitions()
         plan = self._plan()
         self._plan_cache = plan
         groups: list[list[ReadSplit]] = []
@@ -159,8 +176,14 @@ class HudiDataSourceReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Rows of the partition's slices as Arrow batches of exactly the requested schema."""
-        plan = getattr(self, "_plan_cache", None) or self._plan()
         storage = Storage.for_uri(self._path)
+        if is_cdc_query(HoodieConfig(self._options)):
+            cdc_plan, groups = partition.value
+            for group in groups:
+                for batch in read_cdc_group(storage, cdc_plan, group):
+                    yield batch.select(self._arrow_schema.names)
+            return
+        plan = getattr(self, "_plan_cache", None) or self._plan()
         for split in partition.value:
             yield from read_split(storage, split, self._arrow_schema, plan)
 

@@ -352,7 +352,10 @@ def write_dataframe(
             conf.get(WriteConfig.COMBINE_BEFORE_INSERT) if operation in (
                 WriteOperation.INSERT, WriteOperation.INSERT_OVERWRITE,
                 WriteOperation.INSERT_OVERWRITE_TABLE)
-            else conf.get(WriteConfig.COMBINE_BEFORE_UPSERT)).lower()
+            else conf.get(WriteConfig.COMBINE_BEFORE_UPSERT)).lower(),
+        # Change data capture is the table's (hoodie.properties), never a write option's.
+        TableConfig.CDC_ENABLED.key: str(table.config.get(TableConfig.CDC_ENABLED)).lower(),
+        TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE.key: table.config.get(TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE),
     }).as_dict()
     check_write_supported(table, conf)
     dup_policy = insert_dup_policy(conf, table)

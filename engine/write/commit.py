@@ -166,8 +166,9 @@ def _give_way_to_other_writer(table: Table, requested: Instant, heartbeats: Hear
 
 def _remove_files_of_failed_attempts(table: Table, instant: Instant, stats: Sequence[WriteStat]) -> int:
     """Delete data files that have a marker but are in no write stat (retried or speculative tasks);
-    Hudi ``HoodieTable.reconcileAgainstMarkers``."""
-    committed = {stat.path for stat in stats}
+    Hudi ``HoodieTable.reconcileAgainstMarkers`` (CDC logs listed in ``cdcStats`` are kept, as its
+    ``validCDCDataPaths``)."""
+    committed = {stat.path for stat in stats} | {path for stat in stats for path in (stat.cdc_stats or {})}
     removed = 0
     for marker in list_markers(table.storage, table.base_path, instant.timestamp):
         relative = marker.data_file_relative_path

@@ -3,7 +3,8 @@
 * :func:`create_file_group` — Hudi ``HoodieCreateHandle``: new records into a new base file.
 * :func:`merge_file_group` — Hudi ``HoodieMergeHandle``: the latest base file of a file group rewritten
   with updates applied in place, deletes dropped and inserts appended; unchanged records keep their
-  commit time and sequence number and get the new file name.
+  commit time and sequence number and get the new file name. With ``hoodie.table.cdc.enabled`` the
+  changes also go to a CDC log (``HoodieMergeHandleWithChangeLog``, :mod:`engine.write.cdc_logger`).
 * :class:`BulkInsertWriter` — Hudi bulk insert: rows streamed into new file groups per partition, rolling
   over to a new file group at ``hoodie.parquet.max.file.size``.
 
@@ -34,6 +35,7 @@ from engine.read.base_reader import base_file_instant
 from engine.schema.history import SchemaEvolution
 from engine.storage import Storage
 from engine.timeline.commit_metadata import RuntimeStats, WriteStat
+from engine.write.cdc_logger import cdc_enabled, write_cdc_log
 from engine.write.markers import IOType, Marker, create_marker
 from engine.write.planner import ExistingFileGroup
 from engine.write.prepare import PARTITION_PATH, RECORD_KEY, dedupe_by_key, deleted_mask
@@ -301,7 +303,8 @@ def merge_file_group(
     deletes = deleted_mask(records)
 
     incoming_keys = records.column(RECORD_KEY).cast(pa.string()).combine_chunks()
-    position = pc.index_in(_stored_keys(ctx, old), value_set=incoming_keys)
+    stored_keys = _stored_keys(ctx, old)
+    position = pc.index_in(stored_keys, value_set=incoming_keys)
     matched = np.asarray(position.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     if ctx.concat_inserts:
         matched = np.zeros(n_old, dtype=bool)
@@ -348,11 +351,20 @@ def merge_file_group(
         writer.write(output)
     finally:
         stats = writer.close()
+    cdc_stats = None
+    if cdc_enabled(ctx.props):
+        updated = np.nonzero(is_update_for_old)[0]
+        cdc_stats = write_cdc_log(
+            ctx, existing.partition_path, existing.file_id, task.write_token, old=old, new=incoming,
+            updated=updated, updated_from=inc_for_old[updated], deleted=np.nonzero(is_delete_for_old)[0],
+            inserted=inserts, old_keys=stored_keys, new_keys=incoming_keys)
     elapsed = int((time.monotonic() - start) * 1000)
-    return [_stat(ctx, existing.partition_path, existing.file_id, file_name, existing.base_instant,
-                  stats.file_size, writes=stats.num_rows, inserts=len(inserts),
-                  updates=int(is_update_for_old.sum()), deletes=int(is_delete_for_old.sum()),
-                  elapsed_ms=elapsed)]
+    stat = _stat(ctx, existing.partition_path, existing.file_id, file_name, existing.base_instant,
+                 stats.file_size, writes=stats.num_rows, inserts=len(inserts),
+                 updates=int(is_update_for_old.sum()), deletes=int(is_delete_for_old.sum()),
+                 elapsed_ms=elapsed)
+    stat.cdc_stats = cdc_stats
+    return [stat]
 
 
 class BulkInsertWriter:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from engine import errors
 from engine.config import HoodieConfig, IndexConfig, TableConfig
+from engine.formats.cdc import SupplementalLoggingMode
 from engine.table import Table
 
 SUPPORTED_INDEX_TYPES = ("SIMPLE", "GLOBAL_SIMPLE", "BLOOM")
@@ -22,7 +23,8 @@ def check_write_supported(table: Table, conf: HoodieConfig) -> None:
 
     Raises:
         ConfigError: ``hoodie.index.type`` is not one of :data:`SUPPORTED_INDEX_TYPES`, or
-            ``hoodie.table.cdc.enabled`` is true (change data capture logs are not written yet), or
+            ``hoodie.table.cdc.enabled`` differs from the table's, its
+            ``hoodie.table.cdc.supplemental.logging.mode`` is not a mode Hudi knows, or
             ``hoodie.datasource.write.drop.partition.columns`` differs from the table's (a table's data files
             either all hold their partition columns or none do).
     """
@@ -31,10 +33,14 @@ def check_write_supported(table: Table, conf: HoodieConfig) -> None:
         raise errors.ConfigError(
             f"hoodie.index.type={index_type} is not supported for table {table.base_path} "
             f"(supported: {', '.join(SUPPORTED_INDEX_TYPES)}); nothing was written")
-    if conf.get(TableConfig.CDC_ENABLED):
+    cdc_wanted, cdc_stored = conf.get(TableConfig.CDC_ENABLED), table.config.get(TableConfig.CDC_ENABLED)
+    if cdc_wanted != cdc_stored:
         raise errors.ConfigError(
-            f"hoodie.table.cdc.enabled=true on table {table.base_path}: change data capture logs are not "
-            "written by this engine yet; nothing was written")
+            f"{TableConfig.CDC_ENABLED.key}={str(cdc_wanted).lower()} conflicts with table {table.base_path}, whose "
+            f"hoodie.properties has {str(cdc_stored).lower()} (change data capture is set when the table is "
+            "created); nothing was written")
+    if cdc_stored:
+        SupplementalLoggingMode.parse(table.config.raw(TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE), table.base_path)
     wanted, stored = conf.get(TableConfig.DROP_PARTITION_COLUMNS), table.config.get(TableConfig.DROP_PARTITION_COLUMNS)
     if wanted != stored:
         raise errors.ConfigError(

@@ -160,6 +160,41 @@ final class HudiTableFunctions {
     } catch (org.apache.spark.sql.catalyst.parser.ParseException e) {
       throw new IllegalArgumentException("Not a table name or path: '" + identifier + "'", e);
     }
+    if ("cdc".equals(options.get("hoodie.datasource.query.incremental.format"))) {
+      return readCdc(spark, identifier, parts, options);
+    }
     return new UnresolvedRelation(parts, new CaseInsensitiveStringMap(options), false);
+  }
+
+  /**
+   * A CDC query of a table named in the catalog: its rows ({@code op, ts_ms, before, after}) are not the
+   * table's columns, so the data source is read at the table's location (with the catalog's options)
+   * rather than through the catalog table.
+   */
+  private static LogicalPlan readCdc(SparkSession spark, String identifier,
+      scala.collection.immutable.Seq<String> parts, Map<String, String> options) {
+    List<String> names = CollectionConverters.asJava(parts);
+    int n = names.size();
+    scala.Option<String> database = n >= 2 ? scala.Option.apply(names.get(n - 2)) : scala.Option.empty();
+    org.apache.spark.sql.catalyst.catalog.CatalogTable meta;
+    try {
+      meta = ((org.apache.spark.sql.classic.SparkSession) spark).sessionState().catalog()
+          .getTableMetadata(new org.apache.spark.sql.catalyst.TableIdentifier(names.get(n - 1), database));
+    } catch (org.apache.spark.sql.AnalysisException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+    if (!HudiTableOptions.isHudi(meta)) {
+      throw new IllegalArgumentException("Table " + identifier + " is not a Hudi table: function `"
+          + HUDI_TABLE_CHANGES + "` reads Hudi tables only");
+    }
+    Map<String, String> merged = new LinkedHashMap<>(HudiTableOptions.fromCatalog(meta));
+    merged.putAll(options);
+    String path = merged.remove("path");
+    if (path == null) {
+      throw new IllegalArgumentException("Table " + identifier + " has no location");
+    }
+    org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> frame =
+        spark.read().format(HudiSessionCatalog.PROVIDER).options(merged).load(path);
+    return ((org.apache.spark.sql.classic.Dataset<?>) frame).logicalPlan();
   }
 }
