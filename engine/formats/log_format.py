@@ -1,4 +1,7 @@
-"""Hudi log files (log format version 1, table version 6): block framing, block contents, reader, writer.
+"""Hudi log files (log format version 1, table version 6): the data blocks and the reader; every log name is
+importable from here. The framing and record-less blocks are in :mod:`engine.formats.log_block`, delete
+blocks in :mod:`engine.formats.log_delete`, parquet blocks in :mod:`engine.formats.log_parquet`, the writer in
+:mod:`engine.formats.log_writer`.
 
 Mirrors ``org.apache.hudi.common.table.log``: ``HoodieLogFormatWriter``, ``HoodieLogFileReader`` and the
 blocks ``HoodieAvroDataBlock``, ``HoodieParquetDataBlock``, ``HoodieDeleteBlock``, ``HoodieCommandBlock`` and
@@ -29,103 +32,44 @@ import io
 import json
 import logging
 import struct
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
-from enum import IntEnum
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, ClassVar
 
 import fastavro
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from engine.errors import CorruptFile, SchemaMismatch, StorageError, UnsupportedTable
+from engine.errors import CorruptFile, SchemaMismatch, StorageError
 from engine.formats.avro_decode import covers, decode_spans
 from engine.formats.avro_encode import encode_rows, frame_records
 from engine.formats.avro_schema import avro_to_arrow, parse_avro_schema
-from engine.formats.conform import conform_table
+from engine.formats.log_block import (
+    _I32,
+    _I64,
+    DATA_BLOCK_CONTENT_VERSION,
+    LOG_FORMAT_VERSION,
+    MAGIC,
+    ROLLBACK_COMMAND,
+    BlockType,
+    CommandBlock,
+    CorruptBlock,
+    HeaderKey,
+    HFileDataBlock,
+    LogBlock,
+    _decode_metadata,
+    _header,
+    encode_metadata,
+)
+from engine.formats.log_delete import DeleteBlock, DeleteRecord, ordering_wrapper_for
+from engine.formats.log_parquet import ParquetDataBlock
+from engine.formats.log_writer import LogWriter
 from engine.storage import Storage
 
 logger = logging.getLogger(__name__)
 
-MAGIC = b"#HUDI#"
-"""Marker starting every block (``HoodieLogFormat.MAGIC``)."""
-LOG_FORMAT_VERSION = 1
-"""``HoodieLogFormat.CURRENT_VERSION``; the only version this module reads and writes."""
-DATA_BLOCK_CONTENT_VERSION = 3
-"""Content version of Avro data and delete blocks written by Hudi 0.11+ (``HoodieLogBlock.version``)."""
-ROLLBACK_COMMAND = "0"
-"""``HoodieCommandBlockTypeEnum.ROLLBACK_BLOCK`` as stored in the COMMAND_BLOCK_TYPE header."""
-
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
 _SCAN_CHUNK = 1 << 20
-_DELETE_RECORD_LIST = "HoodieDeleteRecordList"
-_WRAPPER_NAMESPACE = "org.apache.hudi.avro.model."
-
-
-class BlockType(IntEnum):
-    """``HoodieLogBlock.HoodieLogBlockType``; serialized as the ordinal."""
-
-    COMMAND_BLOCK = 0
-    DELETE_BLOCK = 1
-    CORRUPT_BLOCK = 2
-    AVRO_DATA_BLOCK = 3
-    HFILE_DATA_BLOCK = 4
-    PARQUET_DATA_BLOCK = 5
-    CDC_DATA_BLOCK = 6
-
-
-class HeaderKey(IntEnum):
-    """``HoodieLogBlock.HeaderMetadataType`` ordinals valid in table version 6 (never write others)."""
-
-    INSTANT_TIME = 0
-    TARGET_INSTANT_TIME = 1
-    SCHEMA = 2
-    COMMAND_BLOCK_TYPE = 3
-    COMPACTED_BLOCK_TIMES = 4
-    RECORD_POSITIONS = 5
-    BLOCK_IDENTIFIER = 6
-
-
-# --------------------------------------------------------------------------------------------------------
-# Blocks
-# --------------------------------------------------------------------------------------------------------
-
-
-def encode_metadata(entries: Mapping[int, str]) -> bytes:
-    """A header/footer map: int32 count, then per entry int32 ordinal, int32 length, UTF-8 value (in the
-    mapping's order)."""
-    out = bytearray(_I32.pack(len(entries)))
-    for key, value in entries.items():
-        raw = value.encode("utf-8")
-        out += _I32.pack(int(key)) + _I32.pack(len(raw)) + raw
-    return bytes(out)
-
-
-def _decode_metadata(data: bytes, pos: int, end: int) -> tuple[dict[int, str], int]:
-    """Parse a map at ``pos`` (not beyond ``end``). Raises ValueError on malformed bytes."""
-    if pos + 4 > end:
-        raise ValueError("metadata map runs past the block")
-    (count,) = _I32.unpack_from(data, pos)
-    pos += 4
-    if count < 0 or count > 1024:
-        raise ValueError(f"implausible metadata entry count {count}")
-    entries: dict[int, str] = {}
-    for _ in range(count):
-        if pos + 8 > end:
-            raise ValueError("metadata entry runs past the block")
-        key, length = struct.unpack_from(">ii", data, pos)
-        pos += 8
-        if length < 0 or pos + length > end:
-            raise ValueError(f"metadata value length {length} runs past the block")
-        raw = bytes(data[pos : pos + length])
-        pos += length
-        entries[HeaderKey(key) if 0 <= key <= 6 else key] = raw.decode("utf-8")
-    return entries, pos
-
 
 CONTENT_WINDOW_BYTES = 4 * 1024 * 1024
 """Bytes of a block's content read from disk at a time when streaming it (:meth:`AvroDataBlock.iter_tables`)."""
@@ -201,90 +145,6 @@ class _ContentReader:
 def _record_views(data: memoryview, starts: np.ndarray, lengths: np.ndarray) -> list[memoryview]:
     """One view per record of a chunk from :meth:`AvroDataBlock._record_spans`."""
     return [data[start:start + length] for start, length in zip(starts.tolist(), lengths.tolist(), strict=True)]
-
-
-@dataclass
-class LogBlock:
-    """One log block (``HoodieLogBlock``).
-
-    Attributes:
-        header: header map, ordinal (:class:`HeaderKey`) -> value, in on-disk order.
-        content: the raw content bytes (block-type specific; empty for command blocks).
-        footer: footer map (always empty in files Hudi writes).
-        file_path: log file the block was read from ("" when built in memory).
-        offset: byte offset of the block's magic in that file (-1 when built in memory).
-        size: bytes the block occupies on disk, magic and reverse pointer included (0 when in memory).
-        content_offset: file offset of the content when it was left on disk (lazy read), else -1.
-        content_length: content bytes on disk when left there (lazy read), else -1.
-    """
-
-    header: dict[int, str] = field(default_factory=dict)
-    content: bytes = b""
-    footer: dict[int, str] = field(default_factory=dict)
-    file_path: str = ""
-    offset: int = -1
-    size: int = 0
-    content_offset: int = -1
-    content_length: int = -1
-
-    @property
-    def is_content_loaded(self) -> bool:
-        """Whether :attr:`content` holds the block's content (``False`` after a lazy read)."""
-        return self.content_length < 0
-
-    @property
-    def encoded_size(self) -> int:
-        """Content bytes, loaded or not."""
-        return len(self.content) if self.is_content_loaded else self.content_length
-
-    block_type: ClassVar[BlockType] = BlockType.CORRUPT_BLOCK
-
-    @property
-    def instant_time(self) -> str | None:
-        """The INSTANT_TIME header (the deltacommit or rollback instant), or None."""
-        return self.header.get(HeaderKey.INSTANT_TIME)
-
-    @property
-    def schema_json(self) -> str | None:
-        """The SCHEMA header (writer Avro schema JSON incl. meta fields), or None."""
-        return self.header.get(HeaderKey.SCHEMA)
-
-    @property
-    def block_identifier(self) -> str | None:
-        """The BLOCK_IDENTIFIER header (``"<attemptNo>,<seqNo>"``, Hudi 0.14.1+), or None."""
-        return self.header.get(HeaderKey.BLOCK_IDENTIFIER)
-
-    def encode(self) -> bytes:
-        """The complete on-disk bytes of this block (magic to reverse pointer).
-
-        Raises:
-            SchemaMismatch: a header key is outside the v6 ordinals 0-6 (0.14 readers would fail).
-        """
-        for key in (*self.header, *self.footer):
-            if not 0 <= int(key) <= 6:
-                raise SchemaMismatch(f"log block header ordinal {int(key)} is not valid in table version 6")
-        body = (
-            _I32.pack(LOG_FORMAT_VERSION)
-            + _I32.pack(int(self.block_type))
-            + encode_metadata(self.header)
-            + _I64.pack(len(self.content))
-            + self.content
-            + encode_metadata(self.footer)
-        )
-        block_size = len(body) + 8
-        return MAGIC + _I64.pack(block_size) + body + _I64.pack(block_size + len(MAGIC))
-
-
-def _header(
-    instant_time: str, schema: Mapping[str, Any] | str | None, extra: Mapping[int, str] | None
-) -> dict[int, str]:
-    header: dict[int, str] = {HeaderKey.INSTANT_TIME: instant_time}
-    if schema is not None:
-        header[HeaderKey.SCHEMA] = (
-            schema if isinstance(schema, str) else json.dumps(schema, separators=(",", ":"))
-        )
-    header.update(extra or {})
-    return header
 
 
 @cache
@@ -546,297 +406,6 @@ class AvroDataBlock(LogBlock):
 
 
 @dataclass
-class ParquetDataBlock(LogBlock):
-    """``HoodieParquetDataBlock``: content = a complete parquet file (``PAR1...PAR1``), no version prefix."""
-
-    block_type: ClassVar[BlockType] = BlockType.PARQUET_DATA_BLOCK
-
-    @classmethod
-    def from_table(
-        cls,
-        table: pa.Table,
-        schema: Mapping[str, Any] | str,
-        instant_time: str,
-        compression: str = "gzip",
-        extra_header: Mapping[int, str] | None = None,
-    ) -> ParquetDataBlock:
-        """Write ``table`` (cast to ``avro_to_arrow(schema)``) as parquet with footer ``parquet.avro.schema``
-        and ``writer.model.name=avro`` like ``HoodieParquetDataBlock`` (no bloom filter).
-
-        Args:
-            compression: parquet codec (``hoodie.parquet.compression.codec``: gzip, snappy, zstd, ...).
-
-        Raises:
-            SchemaMismatch: the table does not conform to the schema.
-        """
-        header = _header(instant_time, schema, extra_header)
-        schema_json = header[HeaderKey.SCHEMA]
-        arrow_schema = avro_to_arrow(parse_avro_schema(schema_json))
-        data = conform_table(table, arrow_schema, fill_missing=False, context="parquet log block")
-        data = data.replace_schema_metadata({"parquet.avro.schema": schema_json, "writer.model.name": "avro"})
-        sink = io.BytesIO()
-        codec = "none" if compression.lower() in ("uncompressed", "none") else compression.lower()
-        pq.write_table(data, sink, compression=codec, store_schema=False)
-        return cls(header=header, content=sink.getvalue())
-
-    def to_table(self, normalize: bool = True) -> pa.Table:
-        """Read the embedded parquet file; with ``normalize`` cast to ``avro_to_arrow`` of the SCHEMA header.
-
-        Raises:
-            CorruptFile: the content is not readable parquet or does not fit the header schema.
-        """
-        try:
-            table = pq.read_table(io.BytesIO(self.content))
-        except (pa.ArrowException, OSError) as exc:
-            raise CorruptFile(
-                f"parquet data block in {self.file_path or '<memory>'} is unreadable: {exc}"
-            ) from exc
-        table = table.replace_schema_metadata(None)
-        if not normalize or not self.schema_json:
-            return table
-        target = avro_to_arrow(parse_avro_schema(self.schema_json))
-        try:
-            return conform_table(
-                table, target, fill_missing=False, context=self.file_path or "parquet log block"
-            )
-        except SchemaMismatch as exc:
-            raise CorruptFile(str(exc)) from exc
-
-    def iter_tables(self, chunk_rows: int = 16384) -> Iterator[pa.Table]:
-        """:meth:`to_table` in slices of at most ``chunk_rows`` rows (the same interface as
-        :meth:`AvroDataBlock.iter_tables`; the embedded file is decoded once).
-
-        Raises:
-            CorruptFile: see :meth:`to_table`.
-        """
-        table = self.to_table()
-        for offset in range(0, table.num_rows, chunk_rows):
-            yield table.slice(offset, chunk_rows)
-
-    @property
-    def record_count(self) -> int:
-        """Rows in the embedded parquet file (from its footer)."""
-        try:
-            return int(pq.ParquetFile(io.BytesIO(self.content)).metadata.num_rows)
-        except (pa.ArrowException, OSError) as exc:
-            raise CorruptFile(
-                f"parquet data block in {self.file_path or '<memory>'} is unreadable: {exc}"
-            ) from exc
-
-
-@dataclass(frozen=True)
-class DeleteRecord:
-    """One entry of a delete block (``DeleteRecord`` / Avro ``HoodieDeleteRecord``).
-
-    Attributes:
-        record_key: the key, or None.
-        partition_path: the partition path, or None.
-        ordering_value: the ordering value (Python value of the wrapper's ``value``), or None.
-        ordering_type: wrapper record of the value: ``BooleanWrapper``, ``IntWrapper``, ``LongWrapper``,
-            ``FloatWrapper``, ``DoubleWrapper``, ``BytesWrapper``, ``StringWrapper``, ``DateWrapper`` (epoch
-            days), ``DecimalWrapper`` (decimal(30,15)), ``TimeMicrosWrapper``, ``TimestampMicrosWrapper``
-            (epoch micros); None when ``ordering_value`` is None. Hudi picks it from the Java class of the
-            ordering value (``HoodieAvroUtils.wrapValueIntoAvro``); Spark SQL DELETE writes ``IntWrapper(0)``.
-    """
-
-    record_key: str | None
-    partition_path: str | None
-    ordering_value: Any = None
-    ordering_type: str | None = None
-
-
-_WRAPPERS = (
-    "BooleanWrapper",
-    "IntWrapper",
-    "LongWrapper",
-    "FloatWrapper",
-    "DoubleWrapper",
-    "BytesWrapper",
-    "StringWrapper",
-    "DateWrapper",
-    "DecimalWrapper",
-    "TimeMicrosWrapper",
-    "TimestampMicrosWrapper",
-)
-
-
-def ordering_wrapper_for(arrow_type: pa.DataType) -> str:
-    """The wrapper Hudi uses for an ordering field of this Arrow type when the value comes from an Avro
-    record (int8/16/32 and date -> ``IntWrapper``... as Avro ints; int64 and timestamps -> ``LongWrapper``;
-    float32 -> ``FloatWrapper``; float64 -> ``DoubleWrapper``; string -> ``StringWrapper``; binary ->
-    ``BytesWrapper``; bool -> ``BooleanWrapper``; decimal -> ``DecimalWrapper``).
-
-    Raises:
-        SchemaMismatch: no wrapper for the type.
-    """
-    t = arrow_type
-    if pa.types.is_boolean(t):
-        return "BooleanWrapper"
-    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t) or pa.types.is_date32(t):
-        return "IntWrapper"
-    if pa.types.is_integer(t) or pa.types.is_timestamp(t):
-        return "LongWrapper"
-    if pa.types.is_float32(t):
-        return "FloatWrapper"
-    if pa.types.is_float64(t):
-        return "DoubleWrapper"
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return "StringWrapper"
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return "BytesWrapper"
-    if pa.types.is_decimal(t):
-        return "DecimalWrapper"
-    raise SchemaMismatch(f"no delete-block ordering wrapper for type {t}")
-
-
-@cache
-def _delete_list_schema() -> Any:
-    # Imported lazily: the timeline package loads every bundled .avsc on first use.
-    from engine.timeline import avro_serde
-
-    return fastavro.parse_schema(avro_serde.schema(_DELETE_RECORD_LIST))
-
-
-@dataclass
-class DeleteBlock(LogBlock):
-    """``HoodieDeleteBlock``: content = int32 version 3, int32 length, then bare Avro binary of
-    ``HoodieDeleteRecordList`` (versions 1/2 were Kryo and are not supported)."""
-
-    block_type: ClassVar[BlockType] = BlockType.DELETE_BLOCK
-
-    @classmethod
-    def from_records(
-        cls,
-        deletes: Sequence[DeleteRecord],
-        instant_time: str,
-        schema: Mapping[str, Any] | str | None = None,
-        extra_header: Mapping[int, str] | None = None,
-    ) -> DeleteBlock:
-        """Build a delete block. Java puts the SCHEMA header first, then INSTANT_TIME; so do we when
-        ``schema`` is given.
-
-        Raises:
-            SchemaMismatch: an unknown wrapper name or a value that does not fit it.
-        """
-        header: dict[int, str] = {}
-        if schema is not None:
-            header[HeaderKey.SCHEMA] = (
-                schema if isinstance(schema, str) else json.dumps(schema, separators=(",", ":"))
-            )
-        header[HeaderKey.INSTANT_TIME] = instant_time
-        header.update(extra_header or {})
-        items = []
-        for d in deletes:
-            ordering: Any = None
-            if d.ordering_value is not None:
-                if d.ordering_type not in _WRAPPERS:
-                    raise SchemaMismatch(
-                        f"delete record {d.record_key!r}: unknown ordering wrapper "
-                        f"{d.ordering_type!r} (one of {', '.join(_WRAPPERS)})"
-                    )
-                value = d.ordering_value
-                if d.ordering_type == "DecimalWrapper" and not isinstance(value, Decimal):
-                    value = Decimal(value)
-                ordering = (_WRAPPER_NAMESPACE + d.ordering_type, {"value": value})
-            items.append(
-                {"recordKey": d.record_key, "partitionPath": d.partition_path, "orderingVal": ordering}
-            )
-        buf = io.BytesIO()
-        try:
-            fastavro.schemaless_writer(buf, _delete_list_schema(), {"deleteRecordList": items})
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise SchemaMismatch(f"delete records do not fit HoodieDeleteRecordList: {exc}") from exc
-        payload = buf.getvalue()
-        content = _I32.pack(DATA_BLOCK_CONTENT_VERSION) + _I32.pack(len(payload)) + payload
-        return cls(header=header, content=content)
-
-    def delete_records(self) -> list[DeleteRecord]:
-        """Decode the deleted keys.
-
-        Raises:
-            UnsupportedTable: content version 1/2 (Kryo, pre-0.11).
-            CorruptFile: undecodable content.
-        """
-        where = self.file_path or "<memory>"
-        if len(self.content) < 8:
-            raise CorruptFile(f"delete block in {where} is too short ({len(self.content)} bytes)")
-        version, length = struct.unpack_from(">ii", self.content, 0)
-        if version < 3:
-            raise UnsupportedTable(
-                f"delete block in {where} has content version {version} (Kryo, Hudi < 0.11)"
-            )
-        if length < 0 or 8 + length > len(self.content):
-            raise CorruptFile(f"delete block in {where}: payload length {length} runs past the content")
-        try:
-            data = fastavro.schemaless_reader(
-                io.BytesIO(self.content[8 : 8 + length]), _delete_list_schema(), None, return_record_name=True
-            )
-        except Exception as exc:  # fastavro raises assorted types on bad bytes
-            raise CorruptFile(f"cannot decode delete block in {where}: {exc}") from exc
-        out = []
-        assert isinstance(data, dict)
-        for item in data["deleteRecordList"]:
-            ordering = item.get("orderingVal")
-            if ordering is None:
-                out.append(DeleteRecord(item.get("recordKey"), item.get("partitionPath")))
-            else:
-                name, value = ordering
-                out.append(
-                    DeleteRecord(
-                        item.get("recordKey"),
-                        item.get("partitionPath"),
-                        value["value"],
-                        name.rsplit(".", 1)[-1],
-                    )
-                )
-        return out
-
-
-@dataclass
-class CommandBlock(LogBlock):
-    """``HoodieCommandBlock``: no content; COMMAND_BLOCK_TYPE ``"0"`` = rollback of TARGET_INSTANT_TIME."""
-
-    block_type: ClassVar[BlockType] = BlockType.COMMAND_BLOCK
-
-    @classmethod
-    def rollback(cls, instant_time: str, target_instant_time: str) -> CommandBlock:
-        """A rollback command block, header order as Hudi writes it (INSTANT_TIME, COMMAND_BLOCK_TYPE,
-        TARGET_INSTANT_TIME; FORMAT.md §5.1)."""
-        return cls(
-            header={
-                HeaderKey.INSTANT_TIME: instant_time,
-                HeaderKey.COMMAND_BLOCK_TYPE: ROLLBACK_COMMAND,
-                HeaderKey.TARGET_INSTANT_TIME: target_instant_time,
-            }
-        )
-
-    @property
-    def target_instant_time(self) -> str | None:
-        """The instant whose blocks this command rolls back."""
-        return self.header.get(HeaderKey.TARGET_INSTANT_TIME)
-
-    @property
-    def is_rollback(self) -> bool:
-        """Whether this is a rollback command (the only command type)."""
-        return self.header.get(HeaderKey.COMMAND_BLOCK_TYPE) == ROLLBACK_COMMAND
-
-
-@dataclass
-class CorruptBlock(LogBlock):
-    """``HoodieCorruptBlock``: bytes the reader skipped (``content``); never written. Readers ignore it
-    (Java queues it and drops it unless a rollback removes it)."""
-
-    block_type: ClassVar[BlockType] = BlockType.CORRUPT_BLOCK
-
-
-@dataclass
-class HFileDataBlock(LogBlock):
-    """``HoodieHFileDataBlock`` (metadata table only): content kept raw, not decoded."""
-
-    block_type: ClassVar[BlockType] = BlockType.HFILE_DATA_BLOCK
-
-
-@dataclass
 class CdcDataBlock(AvroDataBlock):
     """``HoodieCDCDataBlock`` (CDC logs, :mod:`engine.formats.cdc`): an Avro data block of CDC records (the
     SCHEMA header is the CDC record schema); only CDC readers decode it, file-slice merges skip it."""
@@ -1059,95 +628,6 @@ def load_block_content(storage: Storage, block: LogBlock) -> LogBlock:
         raise CorruptFile(f"log file {block.file_path}: block at offset {block.offset} lost its content "
                           f"({len(data)} of {block.content_length} bytes)")
     return dataclasses.replace(block, content=data, content_offset=-1, content_length=-1)
-
-
-# --------------------------------------------------------------------------------------------------------
-# Writing
-# --------------------------------------------------------------------------------------------------------
-
-
-class LogWriter:
-    """Appends blocks to one log file (``HoodieLogFormatWriter``), flushing after each block.
-
-    Hudi never appends to an existing file on object stores: a writer that finds its file rolls over to
-    the next version (FORMAT.md §5.5); choosing the name is the caller's job (``engine.filegroup.naming``).
-    So by default the file must not exist. ``append_existing=True`` keeps the current bytes (rewritten
-    through the new stream, since :class:`Storage` has no append) and adds blocks after them.
-
-    Args:
-        storage: where the file lives.
-        path: full path of the log file.
-        append_existing: allow an existing file and keep its content.
-
-    Raises:
-        StorageError: the file exists (without ``append_existing``) or cannot be created.
-    """
-
-    def __init__(self, storage: Storage, path: str, *, append_existing: bool = False) -> None:
-        self.path = path
-        existing = b""
-        if storage.exists(path):
-            if not append_existing:
-                raise StorageError(f"log file '{path}' already exists; roll over to the next version")
-            existing = storage.read_bytes(path)
-        self._stream = storage.open_output(path)
-        self._size = 0
-        self._closed = False
-        if existing:
-            self._write(existing)
-        logger.debug("opened log file %s at %d bytes", path, self._size)
-
-    def _write(self, data: bytes) -> None:
-        try:
-            self._stream.write(data)
-            self._stream.flush()
-        except (OSError, pa.ArrowException) as exc:
-            raise StorageError(f"cannot write log file '{self.path}': {exc}") from exc
-        self._size += len(data)
-
-    @property
-    def size(self) -> int:
-        """Bytes in the file so far (the next block's offset)."""
-        return self._size
-
-    def append_block(self, block: LogBlock) -> tuple[int, int]:
-        """Write one block.
-
-        Returns:
-            (offset of the block's magic, bytes written).
-
-        Raises:
-            StorageError: the writer is closed or the write failed.
-            SchemaMismatch: the block has an invalid header ordinal.
-        """
-        if self._closed:
-            raise StorageError(f"log writer for '{self.path}' is closed")
-        if isinstance(block, CorruptBlock):
-            raise StorageError(f"refusing to write a corrupt block to '{self.path}'")
-        data = block.encode()
-        offset = self._size
-        self._write(data)
-        return offset, len(data)
-
-    def append_blocks(self, blocks: Iterable[LogBlock]) -> list[tuple[int, int]]:
-        """Write several blocks; returns (offset, size) of each."""
-        return [self.append_block(b) for b in blocks]
-
-    def close(self) -> int:
-        """Close the file; returns its size in bytes (idempotent)."""
-        if not self._closed:
-            self._closed = True
-            try:
-                self._stream.close()
-            except (OSError, pa.ArrowException) as exc:
-                raise StorageError(f"cannot close log file '{self.path}': {exc}") from exc
-        return self._size
-
-    def __enter__(self) -> LogWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 __all__ = [
