@@ -135,10 +135,30 @@ def table_ident(table: exp.Expr) -> TableIdent:
     return TableIdent(table.db or None, table.name, table.catalog or None)
 
 
-def expr_sql(node: exp.Expr) -> str:
+class SqlText(str):
+    """Spark SQL text of an expression that keeps the parse tree it was generated from (:attr:`tree`), so a
+    command can inspect the expression (its column references, its shape) without parsing the text again.
+    Compares, hashes and formats as the text; pickles as a plain ``str``.
+
+    Attributes:
+        tree: the sqlglot expression.
+    """
+
+    tree: exp.Expr
+
+    def __new__(cls, text: str, tree: exp.Expr) -> SqlText:
+        value = super().__new__(cls, text)
+        value.tree = tree
+        return value
+
+    def __reduce__(self) -> tuple[type[str], tuple[str]]:
+        return str, (str(self),)
+
+
+def expr_sql(node: exp.Expr) -> SqlText:
     """Spark SQL text of an expression, regenerated from the tree by sqlglot's Spark generator (comments dropped,
-    one blank between tokens: ``b + 1``, ``UPPER(s.name)``)."""
-    return node.sql(dialect="spark", comments=False)
+    one blank between tokens: ``b + 1``, ``UPPER(s.name)``), carrying the tree (:class:`SqlText`)."""
+    return SqlText(node.sql(dialect="spark", comments=False), node)
 
 
 def name_parts(node: exp.Expr) -> list[str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import sqlglot
 from pyspark.sql import DataFrame
 from pyspark.sql.types import DataType
 from sqlglot import exp
@@ -22,8 +21,9 @@ from engine.config import IndexConfig
 from engine.formats.avro_schema import META_FIELDS
 from engine.spark.schema import table_data_schema
 from engine.table import Table
-from sqlext.catalog import CatalogTable, quote
+from sqlext.catalog import CatalogTable
 from sqlext.errors import SqlAnalysisError
+from sqlext.parser.source import expr_sql
 from sqlext.parser.statements import (
     MergeClause,
     MergeInto,
@@ -50,14 +50,21 @@ def unqualified(name: str) -> str:
     return name.split(".")[-1].strip("`")
 
 
+def expression_tree(sql: str) -> exp.Expr:
+    """The parse tree an expression's text was generated from (the statement builders' :class:`SqlText`).
+
+    Raises:
+        SqlAnalysisError: ``sql`` is plain text (a builder that lost the tree: a bug, never user input).
+    """
+    tree = getattr(sql, "tree", None)
+    if not isinstance(tree, exp.Expr):
+        raise SqlAnalysisError(f"internal error: the MERGE expression {sql!r} carries no parse tree")
+    return tree
+
+
 def column_refs(sql: str) -> list[tuple[str | None, str]]:
-    """``(qualifier, column)`` of every column reference in a Spark SQL expression (``[]`` when it does
-    not parse)."""
-    try:
-        tree = sqlglot.parse_one(sql, read="spark")
-    except sqlglot.errors.ParseError:
-        return []
-    return [(c.table or None, c.name) for c in tree.find_all(exp.Column)]
+    """``(qualifier, column)`` of every column reference in an expression of the statement."""
+    return [(c.table or None, c.name) for c in expression_tree(sql).find_all(exp.Column)]
 
 
 @dataclass
@@ -125,11 +132,7 @@ class MergeScope:
     def is_source_column(self, sql: str) -> bool:
         """Whether ``sql`` is a plain source column (Hudi ``resolvesToSourceAttribute``)."""
         refs = column_refs(sql)
-        try:
-            tree = sqlglot.parse_one(sql, read="spark")
-        except sqlglot.errors.ParseError:
-            return False
-        if not isinstance(tree, exp.Column) or len(refs) != 1:
+        if not isinstance(expression_tree(sql), exp.Column) or len(refs) != 1:
             return False
         qualifier, column = refs[0]
         if qualifier is not None:
@@ -198,14 +201,15 @@ def _resolve_on(scope: MergeScope) -> None:
     """Key equalities of ON (each record-key column equated with a source expression) and the rest."""
     stmt = scope.stmt
     equated: dict[str, str] = {}
-    extra: list[str] = []
+    extra: list[exp.Expr] = []
     for target_col, source_expr in stmt.on_equalities:
         name = unqualified(target_col).lower()
         if name in {k.lower() for k in scope.key_fields} and name not in equated:
             equated[name] = source_expr
         else:
-            extra.append(f"{quote(scope.target_alias)}.{quote(unqualified(target_col))} = ({source_expr})")
-    extra.extend(f"({c})" for c in stmt.on_other)
+            target = exp.column(unqualified(target_col), table=scope.target_alias, quoted=True)
+            extra.append(exp.EQ(this=target, expression=exp.Paren(this=expression_tree(source_expr))))
+    extra.extend(exp.Paren(this=expression_tree(c)) for c in stmt.on_other)
     for key in scope.key_fields:
         if key.lower() not in equated:
             raise SqlAnalysisError(
@@ -218,7 +222,7 @@ def _resolve_on(scope: MergeScope) -> None:
                 f"MERGE INTO {scope.display}: Invalid MERGE INTO matching condition: `{key} = {expr}`: expected "
                 "condition should be 'target.id = <source-column-expr>', e.g. `t.id = s.id` or "
                 "`t.id = cast(s.id, ...)`")
-    scope.extra_on = " AND ".join(extra) if extra else None
+    scope.extra_on = expr_sql(exp.and_(*extra)) if extra else None
 
 
 def _assigned(assignments: Sequence[tuple[str, str]]) -> set[str]:
