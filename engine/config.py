@@ -284,6 +284,54 @@ class CompactionConfig:
                              "Seconds since the last compaction that trigger one.")
 
 
+class CleanConfig:
+    """Cleaner options (Hudi ``HoodieCleanConfig``)."""
+
+    AUTOMATIC = bool_property("hoodie.clean.automatic", True,
+                              "Clean after every commit (the post-commit pipeline).")
+    ASYNC = bool_property("hoodie.clean.async", False,
+                          "Hudi cleans beside the write; here the clean runs right after the commit either way.")
+    POLICY = str_property("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS",
+                          "KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS.")
+    COMMITS_RETAINED = int_property("hoodie.cleaner.commits.retained", 10,
+                                    "KEEP_LATEST_COMMITS: commits whose file versions stay readable.")
+    FILE_VERSIONS_RETAINED = int_property("hoodie.cleaner.fileversions.retained", 3,
+                                          "KEEP_LATEST_FILE_VERSIONS: file slices kept per file group.")
+    HOURS_RETAINED = int_property("hoodie.cleaner.hours.retained", 24,
+                                  "KEEP_LATEST_BY_HOURS: hours of commits whose file versions stay readable.")
+    TRIGGER_STRATEGY = str_property("hoodie.clean.trigger.strategy", "NUM_COMMITS",
+                                    "When to schedule a clean: NUM_COMMITS (the only strategy).")
+    MAX_COMMITS = int_property("hoodie.clean.max.commits", 1,
+                               "Commits since the last clean before another clean is scheduled.")
+    INCREMENTAL_MODE = bool_property("hoodie.cleaner.incremental.mode", True,
+                                     "Only look at partitions written since the last clean's retained commit.")
+
+
+class ClusteringConfig:
+    """Clustering options (Hudi ``HoodieClusteringConfig``); clustering itself is not implemented yet."""
+
+    INLINE = bool_property("hoodie.clustering.inline", False,
+                           "Cluster after commits (not implemented yet: a write asking for it is refused).")
+    ASYNC_ENABLED = bool_property("hoodie.clustering.async.enabled", False,
+                                  "Cluster beside writers (not implemented yet: a write asking for it is refused).")
+
+
+class CallbackConfig:
+    """Commit callbacks (Hudi ``HoodieWriteCommitCallbackConfig``)."""
+
+    ON = bool_property("hoodie.write.commit.callback.on", False, "Notify after every successful commit.")
+    CLASS = str_property("hoodie.write.commit.callback.class",
+                         "org.apache.hudi.callback.impl.HoodieWriteCommitHttpCallback",
+                         "Callback implementation: the HTTP callback (the only one here).")
+    HTTP_URL = str_property("hoodie.write.commit.callback.http.url", None, "URL the HTTP callback POSTs to.")
+    HTTP_API_KEY = str_property("hoodie.write.commit.callback.http.api.key", "hudi_write_commit_http_callback",
+                                "Value of the HUDI-CALLBACK-KEY request header.")
+    HTTP_TIMEOUT_SECONDS = int_property("hoodie.write.commit.callback.http.timeout.seconds", 30,
+                                       "HTTP callback timeout, seconds.")
+    HTTP_CUSTOM_HEADERS = str_property("hoodie.write.commit.callback.http.custom.headers", None,
+                                       "Extra request headers: 'name1:value1;name2:value2'.")
+
+
 class ReadConfig:
     """Query options (Hudi ``DataSourceReadOptions``)."""
 

@@ -25,7 +25,7 @@ from engine.services.compaction import (
     start_compaction,
 )
 from engine.spark import tasks
-from engine.spark.writer import failure_summary
+from engine.spark.task_errors import failure_summary
 from engine.table import Table
 from engine.timeline.commit_metadata import WriteStat
 from engine.write.commit import heartbeat_client

@@ -32,18 +32,21 @@ from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, St
 
 from engine import errors
 from engine.auto_keys import is_keyless, validate_auto_key_config
-from engine.config import CompactionConfig, HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
+from engine.config import HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
 from engine.errors import EngineError, WriteError
 from engine.filegroup.naming import parse_log_file_name
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
 from engine.index.simple import KeyedFile, balanced_groups, files_to_index
 from engine.keygen import KeyGenerator
 from engine.schema.history import SchemaEvolution
+from engine.services.post_commit import check_services_supported, run_post_commit
 from engine.spark import tasks
 from engine.spark.bucket_column import bucket_column
+from engine.spark.compaction import run_inline_compaction
 from engine.spark.dup_policy import apply_dup_policy, insert_dup_policy
 from engine.spark.key_columns import partition_path_column, record_key_column
 from engine.spark.schema import arrow_to_spark
+from engine.spark.task_errors import failure_summary, unwrap_task_error
 from engine.table import Table
 from engine.timeline.commit_metadata import WriteStat
 from engine.write.append_handle import LatestSlice
@@ -84,37 +87,6 @@ def _key_schema(table: Table, data_schema: pa.Schema, conf: HoodieConfig) -> pa.
         for name in parse_list(conf.get(prop, "") or ""):
             wanted.add(name.split(".")[0].split(":")[0].lower())
     return pa.schema([f for f in data_schema if f.name.lower() in wanted])
-
-
-_TASK_ERROR = re.compile(r"(?:engine\.errors\.)?(" + "|".join(
-    name for name in dir(errors) if isinstance(getattr(errors, name), type)
-    and issubclass(getattr(errors, name), EngineError)
-) + r"): (.+)")
-
-
-_SQL_STATE_SUFFIX = re.compile(r"\s*SQLSTATE: \w+\s*$")
-
-
-def unwrap_task_error(exc: BaseException) -> EngineError | None:
-    """The engine error raised inside a Spark task, rebuilt from the driver-side exception text."""
-    for match in _TASK_ERROR.finditer(str(exc)):
-        cls = getattr(errors, match.group(1))
-        # Spark's raise_error() appends the SQL state to the message.
-        return cls(_SQL_STATE_SUFFIX.sub("", match.group(2)).strip())
-    return None
-
-
-_PY_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)): (.+)$", re.MULTILINE)
-
-
-def failure_summary(exc: BaseException) -> str:
-    """One line saying what failed: the innermost Python error raised in a task, else the first line."""
-    text = str(exc)
-    found = [m for m in _PY_ERROR_LINE.finditer(text) if not m.group(1).startswith(("pyspark.", "py4j."))]
-    if found:
-        return f"{found[-1].group(1)}: {found[-1].group(2).strip()}"
-    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    return first
 
 
 def _spark_type_of_keys() -> list[StructField]:
@@ -358,6 +330,7 @@ def write_dataframe(
         TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE.key: table.config.get(TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE),
     }).as_dict()
     check_write_supported(table, conf)
+    check_services_supported(conf, table.base_path)
     dup_policy = insert_dup_policy(conf, table)
     persisted: list[DataFrame] = []
     early_keyed = None
@@ -406,7 +379,7 @@ def write_dataframe(
                 spark, table, keyed, operation, conf, ctx, metrics, prepped, overwrite_partitions, persisted
             )
         with metrics.phase("commit"):
-            finish_write(table, instant, operation, stats, avro_schema, replaced)
+            committed = finish_write(table, instant, operation, stats, avro_schema, replaced)
         metrics.add_stats(stats)
         metrics.files_replaced = sum(len(v) for v in replaced.values())
         logger.info("%s %s on %s: %s", operation.value, instant.timestamp, table.base_path, metrics)
@@ -433,12 +406,16 @@ def write_dataframe(
         heartbeat_client(table, conf).stop(instant.timestamp)
         for frame in persisted:
             frame.unpersist()
-    if table.is_mor and conf.get(CompactionConfig.INLINE):
-        # After the commit: a failed compaction leaves its own inflight instant, never this write's.
-        from engine.spark.compaction import run_inline_compaction
+    # After the commit: compaction, clean, archive, callback (a failed compaction leaves its own inflight
+    # instant, never this write's).
+    def compact(target: Table) -> dict[str, object] | None:
+        result = run_inline_compaction(spark, target, dict(options or {}))
+        return None if result is None else result.as_dict()
 
-        with metrics.phase("compaction"):
-            run_inline_compaction(spark, table, dict(options or {}))
+    steps = run_post_commit(table, conf, instant.timestamp, instant.action, committed, compact=compact)
+    for step in steps:
+        if step.ran:
+            metrics.phase_ms[step.name] = step.elapsed_ms
     return metrics
 
 

@@ -29,7 +29,6 @@ from engine.filegroup.slices import FileSlice
 from engine.storage import Storage
 from engine.table import Table
 from engine.timeline import (
-    COMMIT,
     COMPACTION,
     DELTA_COMMIT,
     REPLACE_COMMIT,
@@ -38,6 +37,7 @@ from engine.timeline import (
     avro_serde,
 )
 from tests.conftest import HUDI_FIXTURE_NAMES
+from tests.unit.synthetic_timeline import commit
 
 OVERWRITE = "sample_table/cow/v6_simplekeygen_nonhivestyle_overwritetable"
 COW_WITH_META = [n for n in HUDI_FIXTURE_NAMES if "/cow/" in n and "no_metafields" not in n]
@@ -212,15 +212,6 @@ def _touch(table: Table, partition: str, name: str, size: int = 10) -> None:
         handle.write(b"x" * size)
 
 
-def _commit(table: Table, ts: str, action: str = COMMIT, complete: bool = True,
-            metadata: CommitMetadata | None = None, plan: bytes = b"") -> None:
-    timeline = table.reload_timeline()
-    inflight = timeline.transition_to_inflight(timeline.create_requested(ts, action, plan))
-    if complete:
-        timeline.complete(inflight, (metadata or CommitMetadata(operation_type="UPSERT")).to_json())
-    table.reload()
-
-
 def test_only_committed_files_are_visible(tmp_path: Path) -> None:
     table = _table(tmp_path, "COPY_ON_WRITE")
     storage = table.storage
@@ -231,9 +222,9 @@ def test_only_committed_files_are_visible(tmp_path: Path) -> None:
     _touch(table, "p=1", base_file_name("c-0", "0-0-0", "20230101000000000"))  # failed, still pending
     _touch(table, "p=1", base_file_name("d-0", "0-0-0", "20240301000000000"))  # no instant at all
     _touch(table, "p=1", "_SUCCESS")
-    _commit(table, "20230101000000000", complete=False)
-    _commit(table, "20240101000000000")
-    _commit(table, "20240102000000000", complete=False)
+    commit(table, "20230101000000000", complete=False)
+    commit(table, "20240101000000000")
+    commit(table, "20240102000000000", complete=False)
     view = table.file_system_view()
     assert view.partition_paths() == ["p=1"]
     assert sorted(f.name for f in view.latest_base_files("p=1")) == [
@@ -252,7 +243,7 @@ def test_partition_without_metafile_is_found_by_its_base_files(tmp_path: Path) -
     _touch(table, "a/b", base_file_name("a-0", "0-0-0", "20240101000000000"))
     write_partition_metadata(table.storage, table.base_path, "c", "20240101000000000")
     os.makedirs(os.path.join(table.base_path, "empty", "dir"))
-    _commit(table, "20240101000000000")
+    commit(table, "20240101000000000")
     view = table.file_system_view()
     assert view.partition_paths() == ["a/b", "c"]
     assert [f.file_id for f in view.all_latest_base_files()] == ["a-0"]
@@ -264,10 +255,10 @@ def test_mor_slices_and_pending_compaction(tmp_path: Path) -> None:
     write_partition_metadata(table.storage, table.base_path, "p=1", b1)
     _touch(table, "p=1", base_file_name("f-0", "0-0-0", b1))
     _touch(table, "p=1", base_file_name("g-0", "0-0-0", b1))
-    _commit(table, b1, DELTA_COMMIT)
+    commit(table, b1, DELTA_COMMIT)
     _touch(table, "p=1", log_file_name("f-0", b1, 1, "0-0-0"))
     _touch(table, "p=1", log_file_name("h-0", d2, 1, "0-0-0"))  # log-only file group (bucket index)
-    _commit(table, d2, DELTA_COMMIT)
+    commit(table, d2, DELTA_COMMIT)
     plan = avro_serde.serialize("HoodieCompactionPlan", {"operations": [
         {"baseInstantTime": b1, "deltaFilePaths": [log_file_name("f-0", b1, 1, "0-0-0")],
          "dataFilePath": base_file_name("f-0", "0-0-0", b1), "fileId": "f-0", "partitionPath": "p=1"},
@@ -277,7 +268,7 @@ def test_mor_slices_and_pending_compaction(tmp_path: Path) -> None:
     timeline.transition_to_inflight(timeline.create_requested(c3, COMPACTION, plan))
     _touch(table, "p=1", base_file_name("f-0", "1-0-0", c3))  # compaction output being written
     _touch(table, "p=1", log_file_name("f-0", c3, 1, "0-0-0"))  # update after scheduling
-    _commit(table, d4, DELTA_COMMIT)
+    commit(table, d4, DELTA_COMMIT)
     table.reload()
 
     view = table.file_system_view()
@@ -320,10 +311,10 @@ def test_replace_commit_in_synthetic_table(tmp_path: Path) -> None:
     t1, t2 = "20240101000000000", "20240102000000000"
     write_partition_metadata(table.storage, table.base_path, "p=1", t1)
     _touch(table, "p=1", base_file_name("old-0", "0-0-0", t1))
-    _commit(table, t1)
+    commit(table, t1)
     _touch(table, "p=1", base_file_name("new-0", "0-0-0", t2))
     replace = CommitMetadata(operation_type="INSERT_OVERWRITE", partition_to_replace_file_ids={"p=1": ["old-0"]})
-    _commit(table, t2, REPLACE_COMMIT, metadata=replace)
+    commit(table, t2, REPLACE_COMMIT, metadata=replace)
     view = table.file_system_view()
     assert [f.file_id for f in view.latest_base_files("p=1")] == ["new-0"]
     assert view.replaced_file_ids() == {("p=1", "old-0"): t2}

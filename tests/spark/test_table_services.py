@@ -1,0 +1,171 @@
+"""Table services after commits, as a Hudi user relies on them: the cleaner bounds the file versions every
+update leaves behind (automatically, or with ``CALL run_clean``), the clean procedures show what happened, and
+commit callbacks reach a real HTTP server; query results and time travel within the retention are unchanged."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.table import Table
+from sqlext.session import Session
+from tests.conftest import hudi_rs_rows
+
+
+def base_files(path: Path) -> list[str]:
+    return sorted(p.name for p in path.rglob("*.parquet"))
+
+
+def completed_commits(path: Path) -> list[str]:
+    return [i.timestamp for i in Table.load(str(path)).timeline.completed_commits()]
+
+
+def test_updates_no_longer_keep_every_file_version(session: Session, table_name: str, tmp_path: Path) -> None:
+    path = tmp_path / table_name
+    session.sql(f"""CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT) USING hudi
+        TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.cleaner.commits.retained' = '2')
+        LOCATION '{path}'""")
+    try:
+        session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 1), (2, 'b', 1)")
+        for version in range(2, 7):
+            session.sql(f"UPDATE {table_name} SET name = 'a{version}', ts = {version} WHERE id = 1")
+        commits = completed_commits(path)
+        assert len(commits) == 6
+        # Two retained commits: the latest version, the one serving the earliest retained commit, and the
+        # retained commit's own; older versions are gone.
+        assert len(base_files(path)) == 3
+        rows = sorted((r["id"], r["name"]) for r in hudi_rs_rows(path))
+        assert rows == [(1, "a6"), (2, "b")]
+        assert sorted(tuple(r) for r in session.sql(f"SELECT id, name FROM {table_name}").collect()) == rows
+        # Time travel to the earliest retained commit still reads, the same as hudi-rs.
+        earliest = commits[-2]
+        travelled = sorted(tuple(r) for r in session.sql(
+            f"SELECT id, name FROM {table_name} TIMESTAMP AS OF '{earliest}'").collect())
+        assert travelled == sorted((r["id"], r["name"]) for r in hudi_rs_rows(path, as_of=earliest)) == \
+            [(1, "a5"), (2, "b")]
+        cleans = session.sql(f"CALL show_cleans(table => '{table_name}')").collect()
+        assert cleans and all(r["action"] == "clean" for r in cleans)
+        assert sum(r["total_files_deleted"] for r in cleans) == 3
+        assert cleans[0]["earliest_commit_to_retain"] == commits[-2]
+        partitions = session.sql(f"CALL show_cleans_metadata(table => '{table_name}')").collect()
+        assert {r["policy"] for r in partitions} == {"KEEP_LATEST_COMMITS"}
+        assert sum(r["success_delete_files"] for r in partitions) == 3
+        plans = session.sql(f"CALL show_clean_plans(table => '{table_name}', filter => \"policy = "
+                            "'KEEP_LATEST_COMMITS'\")").collect()
+        assert len(plans) == len(cleans) and all(r["total_partitions_to_clean"] == 1 for r in plans)
+    finally:
+        session.sql(f"DROP TABLE {table_name}")
+
+
+def test_run_clean_procedure(session: Session, table_name: str, tmp_path: Path) -> None:
+    path = tmp_path / table_name
+    session.sql(f"""CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT, dt STRING) USING hudi
+        PARTITIONED BY (dt)
+        TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.clean.automatic' = 'false')
+        LOCATION '{path}'""")
+    try:
+        session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 1, 'd1'), (2, 'b', 1, 'd2')")
+        for version in range(2, 5):
+            session.sql(f"UPDATE {table_name} SET name = 'v{version}', ts = {version} WHERE id IN (1, 2)")
+        assert len(base_files(path)) == 8  # no automatic clean
+        assert session.sql(f"CALL run_clean(table => '{table_name}')").collect() == []  # 4 commits <= 10
+        rows = session.sql(f"CALL run_clean(table => '{table_name}', retain_commits => 1)").collect()
+        assert len(rows) == 1
+        row = rows[0]
+        assert row["total_files_deleted"] == 4 and row["version"] == 2
+        assert row["earliest_commit_to_retain"] == completed_commits(path)[-1]
+        assert json.loads(row["bootstrap_part_metadata"]) == {}
+        assert len(base_files(path)) == 4
+        assert session.sql(f"CALL run_clean(table => '{table_name}', retain_commits => 1)").collect() == []
+        by_versions = session.sql(f"CALL run_clean(table => '{table_name}', clean_policy => "
+                                  "'KEEP_LATEST_FILE_VERSIONS', file_versions_retained => 1, "
+                                  "trigger_max_commits => 0)").collect()
+        assert by_versions[0]["total_files_deleted"] == 2 and len(base_files(path)) == 2
+        assert sorted((r["id"], r["name"]) for r in hudi_rs_rows(path)) == [(1, "v4"), (2, "v4")]
+        with pytest.raises(Exception, match="clean_policy must be one of"):
+            session.sql(f"CALL run_clean(table => '{table_name}', clean_policy => 'KEEP_ALL')").collect()
+    finally:
+        session.sql(f"DROP TABLE {table_name}")
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    received: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        length = int(self.headers.get("Content-Length") or 0)
+        self.received.append({"headers": dict(self.headers), "body": json.loads(self.rfile.read(length))})
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def callback_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    server = HTTPServer(("127.0.0.1", 0), _Recorder)
+    _Recorder.received = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/hudi", _Recorder.received
+    server.shutdown()
+    server.server_close()
+
+
+def test_commit_callbacks_reach_a_real_http_server(session: Session, table_name: str, tmp_path: Path,
+                                                   callback_server: tuple[str, list[dict[str, Any]]]) -> None:
+    url, received = callback_server
+    path = tmp_path / table_name
+    session.sql(f"""CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT) USING hudi
+        TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.write.commit.callback.on' = 'true',
+                       'hoodie.write.commit.callback.http.url' = '{url}',
+                       'hoodie.write.commit.callback.http.api.key' = 'secret-key',
+                       'hoodie.write.commit.callback.http.custom.headers' = 'X-Team:lake;X-Env:test')
+        LOCATION '{path}'""")
+    try:
+        session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 1)")
+        session.sql(f"UPDATE {table_name} SET name = 'b', ts = 2 WHERE id = 1")
+        commits = completed_commits(path)
+        assert [r["body"]["commitTime"] for r in received] == commits
+        first = received[0]
+        assert first["headers"]["HUDI-CALLBACK-KEY"] == "secret-key"
+        assert first["headers"]["X-Team"] == "lake" and first["headers"]["X-Env"] == "test"
+        assert first["headers"]["Content-Type"] == "application/json"
+        body = first["body"]
+        assert body["tableName"] == table_name and body["basePath"] == str(path)
+        assert body["commitActionType"] == "commit"
+        assert [s["path"].endswith(".parquet") for s in body["hoodieWriteStat"]] == [True]
+        assert body["hoodieWriteStat"][0]["numInserts"] == 1
+        # A callback that cannot be delivered is logged; the commit stands.
+        session.sql(f"ALTER TABLE {table_name} SET TBLPROPERTIES "
+                    "('hoodie.write.commit.callback.http.url' = 'http://127.0.0.1:9/nowhere')")
+        session.sql(f"INSERT INTO {table_name} VALUES (2, 'c', 1)")
+        assert sorted(r["id"] for r in hudi_rs_rows(path)) == [1, 2]
+    finally:
+        session.sql(f"DROP TABLE {table_name}")
+
+
+def test_services_we_do_not_run_are_refused_before_writing(session: Session, table_name: str,
+                                                           tmp_path: Path) -> None:
+    path = tmp_path / table_name
+    session.sql(f"CREATE TABLE {table_name} (id INT, ts BIGINT) USING hudi TBLPROPERTIES (primaryKey = 'id') "
+                f"LOCATION '{path}'")
+    try:
+        for key, value, match in (("hoodie.clustering.inline", "true", "clustering is not implemented yet"),
+                                  ("hoodie.write.commit.callback.on", "true", "needs hoodie.write.commit.callback"
+                                                                              ".http.url")):
+            session.sql(f"SET {key}={value}")
+            try:
+                with pytest.raises(Exception, match=match):
+                    session.sql(f"INSERT INTO {table_name} VALUES (1, 1)")
+            finally:
+                session.sql(f"RESET {key}")
+        assert completed_commits(path) == []
+    finally:
+        session.sql(f"DROP TABLE {table_name}")
