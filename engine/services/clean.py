@@ -265,7 +265,10 @@ class _SliceFiles:
 
 
 def _is_savepointed(file_slice: FileSlice, saved: set[str]) -> bool:
-    return file_slice.base_file is not None and file_slice.base_file.name in saved
+    """Hudi ``isFileSliceExistInSavepointedFiles``: the slice's base file or one of its log files is held."""
+    if file_slice.base_file is not None and file_slice.base_file.name in saved:
+        return True
+    return any(lf.name in saved for lf in file_slice.log_files)
 
 
 def plan_clean(table: Table, conf: HoodieConfig, now: datetime.datetime | None = None) -> CleanPlan:

@@ -251,11 +251,18 @@ class ActiveTimeline:
     def create_inflight(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
         """Start an instant directly in the inflight state (savepoints, which have no requested state).
 
+        A savepoint takes the time of the commit it marks (Hudi names it so): only another savepoint of that
+        time is a conflict.
+
         Raises:
-            TimelineError: an instant file with this timestamp already exists.
+            TimelineError: an instant file with this timestamp already exists (for a savepoint: a savepoint).
         """
         instant = Instant(instant_time, action, State.INFLIGHT)
-        self._ensure_new_time(instant_time)
+        if action == SAVEPOINT:
+            if any(i.action == SAVEPOINT for i in self.storage_instant_files(instant_time)):
+                raise TimelineError(f"savepoint {instant_time} already exists in {self.meta_path}")
+        else:
+            self._ensure_new_time(instant_time)
         if not self.storage.create_if_absent(self._path(instant), content):
             raise TimelineError(f"instant {instant} already exists in {self.meta_path}")
         LOG.info("created %s in %s", instant.file_name, self.meta_path)

@@ -40,7 +40,8 @@ logger = logging.getLogger(__name__)
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
 
 
-def _is_pending_clustering(table: Table, instant: Instant) -> bool:
+def is_pending_clustering(table: Table, instant: Instant) -> bool:
+    """Whether ``instant`` is a replacecommit whose requested plan is a clustering plan."""
     if instant.action != "replacecommit":
         return False
     try:
@@ -64,7 +65,7 @@ def pending_writes(table: Table, heartbeats: HeartbeatClient | None = None) -> \
     """
     table.timeline.reload()
     pending = [i for i in table.timeline.pending()
-               if i.action in WRITE_ACTIONS and not _is_pending_clustering(table, i)]
+               if i.action in WRITE_ACTIONS and not is_pending_clustering(table, i)]
     if not pending:
         return []
     client = heartbeats or HeartbeatClient.from_config(table.storage, table.base_path, table.config)
@@ -126,6 +127,31 @@ def _rollback_work(table: Table, instant: Instant) -> dict[str, _PartitionRollba
     return work
 
 
+def _completed_work(table: Table, instant: Instant) -> dict[str, _PartitionRollback]:
+    """A completed instant's files by partition, from its commit metadata (its markers are gone): base files
+    and CDC logs it wrote are deleted, log files it appended to get a rollback block; a log file starting a
+    slice at the instant itself is deleted."""
+    storage = table.storage
+    work: dict[str, _PartitionRollback] = {}
+    completed = next((i for i in table.timeline.find(instant.timestamp) if i.is_completed), None)
+    if completed is None:
+        return work
+    metadata = table.commit_metadata(completed)
+    for partition, stat in metadata.iter_write_stats():
+        entry = work.setdefault(partition, _PartitionRollback())
+        for relative in (stat.cdc_stats or {}):
+            entry.files_to_delete.append(storage.join(table.base_path, relative))
+        if not stat.path:
+            continue
+        path = storage.join(table.base_path, stat.path)
+        parsed_log = parse_log_file_name(stat.path.rsplit("/", 1)[-1])
+        if parsed_log is not None and parsed_log.base_instant != instant.timestamp:
+            entry.failed_logs.setdefault((parsed_log.file_id, parsed_log.base_instant), []).append(path)
+        else:
+            entry.files_to_delete.append(path)
+    return work
+
+
 def _file_sizes(table: Table, paths: list[str]) -> dict[str, int]:
     """``path → size`` of those of ``paths`` that exist."""
     return {p: table.storage.size(p) for p in sorted(paths) if table.storage.exists(p)}
@@ -150,22 +176,31 @@ def _append_rollback_block(table: Table, partition: str, file_id: str, base_inst
     return path, size
 
 
-def rollback_instant(table: Table, failed: Instant) -> str:
-    """Roll back one pending write instant; returns the rollback instant time.
+def rollback_instant(table: Table, failed: Instant, *, completed: bool = False) -> str:
+    """Roll back one write instant; returns the rollback instant time.
+
+    Args:
+        table: the table.
+        failed: the instant (a pending write, or with ``completed`` a completed commit, deltacommit,
+            replacecommit or compaction).
+        completed: roll back a completed instant (``rollback_to_instant``, restore): its files come from its
+            commit metadata.
 
     Raises:
         StorageError: a file could not be deleted or the rollback block written (the rollback stays
             inflight and is redone next time).
-        TimelineError: the instant has completed meanwhile (nothing is changed).
+        TimelineError: the instant has completed meanwhile and ``completed`` is false (nothing is changed).
     """
     start = time.monotonic()
     storage = table.storage
     timeline = table.timeline
-    if any(i.is_completed and i.action == failed.action for i in timeline.reload().find(failed.timestamp)):
+    done = any(i.is_completed and i.action in (failed.action, "commit", "deltacommit")
+               for i in timeline.reload().find(failed.timestamp))
+    if done and not completed:
         raise TimelineError(f"{failed.action} {failed.timestamp} of {table.base_path} has completed; a "
                             f"completed commit is never rolled back as a failed write")
     rollback_time = new_instant_time(timeline.all_instant_times())
-    work = _rollback_work(table, failed)
+    work = _completed_work(table, failed) if done else _rollback_work(table, failed)
     instant_info = {"commitTime": failed.timestamp, "action": failed.action}
     requests: list[dict[str, object]] = []
     for partition, entry in sorted(work.items()):
