@@ -307,6 +307,20 @@ class CleanConfig:
                                      "Only look at partitions written since the last clean's retained commit.")
 
 
+class ArchiveConfig:
+    """Archival of the active timeline (Hudi ``HoodieArchivalConfig``)."""
+
+    AUTOMATIC = bool_property("hoodie.archive.automatic", True, "Archive after every commit (post-commit pipeline).")
+    MIN_COMMITS = int_property("hoodie.keep.min.commits", 20, "Completed commits the active timeline keeps.")
+    MAX_COMMITS = int_property("hoodie.keep.max.commits", 30,
+                               "Completed commits on the active timeline that trigger archival down to min.")
+    BATCH = int_property("hoodie.commits.archival.batch", 10, "Archived instants per log block.")
+    MERGE_ENABLE = bool_property("hoodie.archive.merge.enable", False,
+                                 "Merge small archive files (not implemented: refused when true).")
+    BEYOND_SAVEPOINT = bool_property("hoodie.archive.beyond.savepoint", False,
+                                     "Archive commits after the first savepoint (savepointed ones are kept).")
+
+
 class ClusteringConfig:
     """Clustering options (Hudi ``HoodieClusteringConfig``); clustering itself is not implemented yet."""
 

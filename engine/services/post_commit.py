@@ -6,8 +6,7 @@
 2. inline clustering (``hoodie.clustering.inline``) — not implemented yet: refused before the write starts
    (:func:`check_services_supported`);
 3. clean (``hoodie.clean.automatic``, :mod:`engine.services.clean`);
-4. archive (``hoodie.archive.automatic``) — not implemented yet: the active timeline keeps every instant,
-   which costs listing time but no correctness;
+4. archive (``hoodie.archive.automatic``, :mod:`engine.services.archive`);
 5. the commit callback (:mod:`engine.services.callback`), then the caller's hooks (sqlext adds Hive sync).
 
 Each step returns a :class:`ServiceStep` (ran or not, why, metrics, milliseconds). The commit stands whatever
@@ -23,8 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.config import CleanConfig, ClusteringConfig, CompactionConfig, HoodieConfig
+from engine.config import ArchiveConfig, CleanConfig, ClusteringConfig, CompactionConfig, HoodieConfig
 from engine.errors import ConfigError, EngineError
+from engine.services.archive import archive, check_archive_config
 from engine.services.callback import callback_message, check_callback_config, send_commit_callback
 from engine.services.clean import run_clean
 from engine.table import Table
@@ -59,13 +59,16 @@ def check_services_supported(conf: HoodieConfig, table: str) -> None:
     """Refuse, before a write starts, service settings this engine cannot honour.
 
     Raises:
-        ConfigError: inline or async clustering asked for; a callback that cannot be sent.
+        ConfigError: inline or async clustering asked for; a callback that cannot be sent; archival settings
+            Hudi refuses.
     """
     for setting in (ClusteringConfig.INLINE, ClusteringConfig.ASYNC_ENABLED):
         if conf.get(setting):
             raise ConfigError(f"{setting.key}=true for table {table}: clustering is not implemented yet; nothing "
                               "was written")
     check_callback_config(conf, table)
+    if conf.get(ArchiveConfig.AUTOMATIC):
+        check_archive_config(conf, table)
 
 
 def _timed(name: str, action: Callable[[], ServiceStep]) -> ServiceStep:
@@ -128,8 +131,20 @@ def run_post_commit(
         return ServiceStep("clean", bool(results), detail,
                            metrics={"cleans": [r.instant for r in results], "files_deleted": deleted})
     steps.append(_timed("clean", clean))
-    steps.append(ServiceStep("archive", False, "archival is not implemented yet (the active timeline keeps "
-                                               "every instant)"))
+
+    def archive_step() -> ServiceStep:
+        if not conf.get(ArchiveConfig.AUTOMATIC):
+            return ServiceStep("archive", False, f"{ArchiveConfig.AUTOMATIC.key}=false")
+        try:
+            result = archive(table.reload(), conf)
+        except EngineError as exc:
+            logger.error("archival after %s on %s failed (the commit stands): %s", instant, table.base_path, exc)
+            return ServiceStep("archive", False, f"failed: {exc}")
+        if not result.instants:
+            return ServiceStep("archive", False, result.reason)
+        return ServiceStep("archive", True, f"{len(result.instants)} instant(s) archived",
+                           metrics={"instants": len(result.instants), "file": result.archive_file})
+    steps.append(_timed("archive", archive_step))
 
     def callback() -> ServiceStep:
         outcome = send_commit_callback(conf, callback_message(table.name, table.base_path, instant, action,

@@ -169,3 +169,35 @@ def test_services_we_do_not_run_are_refused_before_writing(session: Session, tab
         assert completed_commits(path) == []
     finally:
         session.sql(f"DROP TABLE {table_name}")
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_archival_keeps_the_active_timeline_short_and_every_reader_right(
+        session: Session, table_name: str, tmp_path: Path, table_type: str) -> None:
+    path = tmp_path / table_name
+    session.sql(f"""CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT, dt STRING) USING hudi
+        PARTITIONED BY (dt)
+        TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{table_type}',
+                       'hoodie.cleaner.commits.retained' = '1', 'hoodie.keep.min.commits' = '2',
+                       'hoodie.keep.max.commits' = '3')
+        LOCATION '{path}'""")
+    try:
+        for n in range(1, 7):  # each commit adds a partition: files of archived commits stay live
+            session.sql(f"INSERT INTO {table_name} VALUES ({n}, 'v{n}', 1, 'd{n}')")
+        session.sql(f"UPDATE {table_name} SET name = 'u1', ts = 2 WHERE id = 1")
+        timeline = Table.load(str(path)).timeline
+        assert len(timeline.completed_commits()) <= 3
+        archived = sorted(p.name for p in (path / ".hoodie" / "archived").iterdir())
+        assert archived and all(n.startswith(".commits_.archive.") for n in archived)
+        expected = [(1, "u1")] + [(n, f"v{n}") for n in range(2, 7)]
+        assert sorted((r["id"], r["name"]) for r in hudi_rs_rows(path)) == expected
+        assert sorted(tuple(r) for r in session.sql(f"SELECT id, name FROM {table_name}").collect()) == expected
+        if table_type == "cow":
+            before = len(archived)
+            session.sql(f"UPDATE {table_name} SET name = 'u2', ts = 3 WHERE id = 2")
+            assert session.sql(f"CALL archive_commits(table => '{table_name}', min_commits => 2, max_commits => 3, "
+                               "retain_commits => 1)").collect()[0]["result"] == 0
+            assert len(list((path / ".hoodie" / "archived").iterdir())) >= before
+            assert len(Table.load(str(path)).timeline.completed_commits()) <= 3
+    finally:
+        session.sql(f"DROP TABLE {table_name}")
