@@ -5,12 +5,14 @@ independent reader; the record keys and partition paths must match exactly."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from engine.table import Table
 from sqlext import shell
 from sqlext.session import Session
 from tests.conftest import HUDI_FIXTURES, hudi_rs_rows
@@ -18,9 +20,11 @@ from tests.conftest import HUDI_FIXTURES, hudi_rs_rows
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow]
 
 IGNORED = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name")
-# Every fixture script except the rollback one, which calls rollback_to_instant with an instant time of the
-# original run (its table is covered by the merge-on-read read tests instead).
-SCRIPTS = sorted(p for p in HUDI_FIXTURES.glob("**/v6_*.sql") if not p.stem.endswith("_rollback"))
+# Every fixture script. A script calling rollback_to_instant names an instant of the original run: the replay
+# runs up to that call, then calls it with the replayed table's latest commit (the one the original rolled back).
+SCRIPTS = sorted(HUDI_FIXTURES.glob("**/v6_*.sql"))
+ROLLBACK_CALL = re.compile(r"call\s+rollback_to_instant\s*\((?P<args>[^;]*?)instant_time\s*=>\s*'(?P<instant>\d+)'\s*\)",
+                           re.IGNORECASE)
 # TIMESTAMP literals in the scripts denote instants in the writer's session zone, which each fixture's
 # hoodie.properties header records (Java Date.toString(), e.g. "#Sun Jul 07 00:13:01 CDT 2024").
 ZONES = {"CDT": "America/Chicago", "CST": "America/Chicago", "UTC": "UTC", "GMT": "UTC",
@@ -39,9 +43,30 @@ def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(cleaned, key=lambda r: (str(r.get("_hoodie_record_key")), str(r.get("id"))))
 
 
+def _replay(session: Session, script: Path, workdir: Path) -> int:
+    """Run ``script`` through the shell; a rollback_to_instant call gets the replayed table's latest commit."""
+    text = script.read_text(encoding="utf-8")
+    match = ROLLBACK_CALL.search(text)
+    if match is None:
+        return shell.main(["-S", "-f", str(script)], session_factory=lambda **_: session)
+    before = workdir / "before.sql"
+    before.write_text(text[:match.start()], encoding="utf-8")
+    rc = shell.main(["-S", "-f", str(before)], session_factory=lambda **_: session)
+    if rc != 0:
+        return rc
+    entry = session.catalog.lookup_name(script.stem)
+    assert entry is not None
+    latest = Table.load(entry.location).timeline.last_completed_commit()
+    assert latest is not None
+    after = workdir / "after.sql"
+    call = text[match.start():match.end()].replace(match.group("instant"), latest.timestamp)
+    after.write_text(call + text[match.end():], encoding="utf-8")
+    return shell.main(["-S", "-f", str(after)], session_factory=lambda **_: session)
+
+
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: str(p.relative_to(HUDI_FIXTURES).with_suffix("")))
 def test_replayed_script_equals_hudi_written_table(
-    session: Session, hudi_fixture: Callable[..., str], script: Path
+    session: Session, hudi_fixture: Callable[..., str], script: Path, tmp_path: Path
 ) -> None:
     fixture = str(script.relative_to(HUDI_FIXTURES).with_suffix(""))
     original = hudi_fixture(fixture)
@@ -49,7 +74,7 @@ def test_replayed_script_equals_hudi_written_table(
     previous = session.spark.conf.get("spark.sql.session.timeZone")
     session.spark.conf.set("spark.sql.session.timeZone", writer_time_zone(original))
     try:
-        rc = shell.main(["-S", "-f", str(script)], session_factory=lambda **_: session)
+        rc = _replay(session, script, tmp_path)
     finally:
         session.spark.conf.set("spark.sql.session.timeZone", previous)
     assert rc == 0
