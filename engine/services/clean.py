@@ -458,7 +458,7 @@ def run_clean(table: Table, conf: HoodieConfig, now: datetime.datetime | None = 
     if requested is not None:
         results.append(execute_clean(table.reload(), requested))
     elif reason:
-        logger.info("%s: no clean scheduled: %s", table.base_path, reason)
+        logger.debug("%s: no clean scheduled: %s", table.base_path, reason)
     return results, reason
 
 
