@@ -307,5 +307,29 @@ def read_archived(table: Table) -> list[dict[str, Any]]:
     return entries
 
 
-__all__ = ["ArchiveResult", "archive", "check_archive_config", "instants_to_archive", "meta_entry",
+def archived_commits(table: Table) -> list[tuple[str, str, CommitMetadata, str | None]]:
+    """Completed commits in the archive: ``(commit time, action, metadata, state transition time)``, oldest first.
+
+    Raises:
+        CorruptFile: an undecodable archive block.
+    """
+    out = []
+    for entry in read_archived(table):
+        if entry.get("actionState") != State.COMPLETED.name:
+            continue
+        action = entry.get("actionType") or ""
+        record = entry.get("hoodieReplaceCommitMetadata") if action == REPLACE_COMMIT else \
+            entry.get("hoodieCommitMetadata")
+        if action not in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT) or record is None:
+            continue
+        data = dict(record)
+        extra = {k: v for k, v in (data.get("extraMetadata") or {}).items() if k != _ROLLING_STAT_KEY}
+        data["extraMetadata"] = extra
+        out.append((str(entry.get("commitTime")), action, CommitMetadata.from_dict(data),
+                    entry.get("stateTransitionTime")))
+    out.sort(key=lambda item: item[0])
+    return out
+
+
+__all__ = ["ArchiveResult", "archived_commits", "archive", "check_archive_config", "instants_to_archive", "meta_entry",
            "read_archived"]

@@ -192,6 +192,14 @@ def test_archival_keeps_the_active_timeline_short_and_every_reader_right(
         expected = [(1, "u1")] + [(n, f"v{n}") for n in range(2, 7)]
         assert sorted((r["id"], r["name"]) for r in hudi_rs_rows(path)) == expected
         assert sorted(tuple(r) for r in session.sql(f"SELECT id, name FROM {table_name}").collect()) == expected
+        shown = session.sql(f"CALL show_commits(table => '{table_name}', limit => 50, showArchived => true)").collect()
+        assert len(shown) == 7 and sum(r["total_records_written"] for r in shown if r["action"] != "commit"
+                                       or table_type == "cow") >= 7
+        assert len(session.sql(f"CALL show_commits(table => '{table_name}', limit => 50)").collect()) <= 3
+        timeline_rows = session.sql(f"CALL show_timeline(table => '{table_name}', limit => 100, showArchived => "
+                                    "true)").collect()
+        assert {r["timeline_type"] for r in timeline_rows} == {"ACTIVE", "ARCHIVED"}
+        assert all(r["state"] == "COMPLETED" for r in timeline_rows if r["timeline_type"] == "ARCHIVED")
         if table_type == "cow":
             before = len(archived)
             session.sql(f"UPDATE {table_name} SET name = 'u2', ts = 3 WHERE id = 2")
