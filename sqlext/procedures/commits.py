@@ -227,7 +227,7 @@ def _is_new_file(prev_commit: str | None) -> bool:
 # ---------------------------------------------------------------------------------------------- show_commits
 
 
-def _commit_totals(meta: CommitMetadata) -> tuple[int, ...]:
+def commit_totals(meta: CommitMetadata) -> tuple[int, ...]:
     """Hudi ``HoodieCommitMetadata.fetchTotal*``: bytes written, files inserted, files updated, partitions
     written, records written, update records written, write errors."""
     stats = meta.all_write_stats()
@@ -263,9 +263,9 @@ def show_commits(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     commits = completed_commits_newest_first(table)[:limit]
     mtimes = file_mtimes(table)
     rows = [(i.timestamp, transition_time(table, i, mtimes), i.action,
-             *_commit_totals(read_commit(display, table, i, procedure))) for i in commits]
+             *commit_totals(read_commit(display, table, i, procedure))) for i in commits]
     if bool_arg(args, "showArchived", procedure):
-        rows += [(ts, state_time, action, *_commit_totals(meta))
+        rows += [(ts, state_time, action, *commit_totals(meta))
                  for ts, action, meta, state_time in _archived(display, table, procedure)]
         rows.sort(key=lambda r: str(r[0]), reverse=True)
     return rows_frame(ctx, procedure, rows, COMMITS_OUTPUT, limit, text)

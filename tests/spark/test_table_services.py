@@ -196,6 +196,12 @@ def test_archival_keeps_the_active_timeline_short_and_every_reader_right(
         assert len(shown) == 7 and sum(r["total_records_written"] for r in shown if r["action"] != "commit"
                                        or table_type == "cow") >= 7
         assert len(session.sql(f"CALL show_commits(table => '{table_name}', limit => 50)").collect()) <= 3
+        archived_rows = session.sql(f"CALL show_archived_commits(table => '{table_name}', limit => 50, "
+                                    "startTs => '0', endTs => '99991231000000000')").collect()
+        assert len(archived_rows) == len(shown) - len(Table.load(str(path)).timeline.completed_commits())
+        per_file = session.sql(f"CALL show_archived_commits_metadata(table => '{table_name}', limit => 50, "
+                               "startTs => '0', endTs => '99991231000000000')").collect()
+        assert {r["commit_time"] for r in per_file} == {r["commit_time"] for r in archived_rows}
         timeline_rows = session.sql(f"CALL show_timeline(table => '{table_name}', limit => 100, showArchived => "
                                     "true)").collect()
         assert {r["timeline_type"] for r in timeline_rows} == {"ACTIVE", "ARCHIVED"}
