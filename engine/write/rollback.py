@@ -264,3 +264,33 @@ def rollback_failed_writes(table: Table, heartbeats: HeartbeatClient | None = No
     if done:
         table.timeline.reload()
     return done
+
+
+def revert_table_service(table: Table, instant: Instant, delete_requested: bool = False) -> None:
+    """Undo a pending compaction or clustering (Hudi ``rollbackInflightCompaction`` /
+    ``rollbackInflightClustering``): the files it wrote are deleted (from its markers, else by listing) and an
+    inflight instant goes back to requested, so the plan runs again; with ``delete_requested`` the plan goes too.
+
+    Raises:
+        TimelineError: ``instant`` is not pending.
+        StorageError: a file cannot be deleted.
+    """
+    if not instant.is_pending:
+        raise TimelineError(f"{instant.action} {instant.timestamp} of {table.base_path} is not pending")
+    storage = table.storage
+    for entry in _rollback_work(table, instant).values():
+        for path in entry.files_to_delete:
+            if storage.exists(path):
+                storage.delete(path)
+        for paths in entry.failed_logs.values():
+            for path in paths:
+                if storage.exists(path):
+                    storage.delete(path)
+    delete_marker_dir(storage, table.base_path, instant.timestamp)
+    if instant.is_inflight:
+        table.timeline.revert_to_requested(instant)
+    if delete_requested:
+        table.timeline.delete_instant_files(instant.timestamp, instant.action)
+    table.timeline.reload()
+    logger.info("%s: pending %s %s reverted%s", table.base_path, instant.action, instant.timestamp,
+                " and its plan deleted" if delete_requested else " to requested")

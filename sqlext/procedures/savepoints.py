@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
@@ -32,6 +33,7 @@ from engine.services.savepoint import (
 )
 from engine.timeline.avro_serde import deserialize
 from engine.timeline.instant import ROLLBACK, Instant, State
+from engine.write.rollback import is_pending_clustering, revert_table_service
 from sqlext.errors import ProcedureError
 from sqlext.procedures.compaction import resolve_table
 from sqlext.procedures.registry import Param, Procedure, register
@@ -186,3 +188,31 @@ register(Procedure("show_rollback_detail", (
     Param("instant_time", "string", required=True, doc="the rollback instant"), _PATH,
 ), "instant string, rollback_instant string, partition string, deleted_file string, succeeded boolean",
     show_rollback_detail, "the files one rollback deleted"))
+
+
+def run_rollback_inflight_tableservice(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
+    """``CALL run_rollback_inflight_tableservice(table | path, pending_instant, delete_request_instant_file)``
+    (Hudi ``RunRollbackInflightTableServiceProcedure``) → ``instant, time_cost`` (ms)."""
+    display, table = resolve_table(ctx, args.get("table"), args.get("path"), "run_rollback_inflight_tableservice")
+    wanted = str(args.get("pending_instant") or "")
+    timeline = table.timeline.reload()
+    pending = [i for i in timeline.pending_compactions() + [
+        i for i in timeline.of_actions(["replacecommit"]) if i.is_pending and is_pending_clustering(table, i)]
+        if i.timestamp == wanted]
+    if not pending:
+        raise ProcedureError(f"run_rollback_inflight_tableservice on {display}: {wanted} is not a pending compaction "
+                             "or clustering instant")
+    start = time.monotonic()
+    delete = str(args.get("delete_request_instant_file") or "false").lower() == "true"
+    try:
+        revert_table_service(table, pending[0], delete)
+    except EngineError as exc:
+        raise ProcedureError(f"run_rollback_inflight_tableservice on {display}: {exc}") from exc
+    return ctx.spark.createDataFrame([(wanted, int((time.monotonic() - start) * 1000))], "instant string, time_cost long")
+
+
+register(Procedure("run_rollback_inflight_tableservice", (
+    _TABLE, _PATH, Param("pending_instant", "string", required=True, doc="the pending compaction or clustering"),
+    Param("delete_request_instant_file", "boolean", False, doc="also delete the plan (requested file)"),
+), "instant string, time_cost long", run_rollback_inflight_tableservice,
+    "undo a pending compaction or clustering (its files deleted, back to requested)"))

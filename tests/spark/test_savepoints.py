@@ -115,3 +115,31 @@ def test_a_commit_the_cleaner_may_have_removed_cannot_be_savepointed(session: Se
                         ).collect()
     finally:
         session.sql(f"DROP TABLE {table_name}")
+
+
+def test_rollback_of_an_inflight_compaction(session: Session, table_name: str, tmp_path: Path) -> None:
+    path = tmp_path / table_name
+    session.sql(f"""CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT) USING hudi
+        TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor') LOCATION '{path}'""")
+    try:
+        session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 1)")
+        session.sql(f"UPDATE {table_name} SET name = 'b', ts = 2 WHERE id = 1")
+        scheduled = session.sql(f"CALL run_compaction(op => 'schedule', table => '{table_name}', options => "
+                                "'hoodie.compact.inline.max.delta.commits=1')").collect()
+        instant = scheduled[0]["timestamp"]
+        timeline = Table.load(str(path)).timeline
+        requested = next(i for i in timeline.pending_compactions() if i.timestamp == instant)
+        timeline.transition_to_inflight(requested, b"")
+        with pytest.raises(Exception, match="is not a pending compaction or clustering instant"):
+            session.sql(f"CALL run_rollback_inflight_tableservice(table => '{table_name}', pending_instant => "
+                        "'20000101000000000')").collect()
+        row = session.sql(f"CALL run_rollback_inflight_tableservice(table => '{table_name}', pending_instant => "
+                          f"'{instant}')").collect()[0]
+        assert row["instant"] == instant and row["time_cost"] >= 0
+        assert [i.state.name for i in Table.load(str(path)).timeline.pending_compactions()] == ["REQUESTED"]
+        session.sql(f"CALL run_rollback_inflight_tableservice(table => '{table_name}', pending_instant => "
+                    f"'{instant}', delete_request_instant_file => true)")
+        assert Table.load(str(path)).timeline.pending_compactions() == []
+        assert rows(session, table_name) == [(1, "b")]
+    finally:
+        session.sql(f"DROP TABLE {table_name}")
