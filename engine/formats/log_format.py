@@ -64,12 +64,12 @@ from engine.formats.log_block import (
 )
 from engine.formats.log_delete import DeleteBlock, DeleteRecord, ordering_wrapper_for
 from engine.formats.log_parquet import ParquetDataBlock
+from engine.formats.log_source import LogSource, corrupt_region
 from engine.formats.log_writer import LogWriter
 from engine.storage import Storage
 
 logger = logging.getLogger(__name__)
 
-_SCAN_CHUNK = 1 << 20
 
 CONTENT_WINDOW_BYTES = 4 * 1024 * 1024
 """Bytes of a block's content read from disk at a time when streaming it (:meth:`AvroDataBlock.iter_tables`)."""
@@ -428,66 +428,11 @@ _BLOCK_CLASSES: dict[int, type[LogBlock]] = {
 # --------------------------------------------------------------------------------------------------------
 
 
-class _Source:
-    """Random access to the bytes of one log file (an in-memory buffer or a pyarrow file)."""
-
-    def __init__(self, data: bytes | None = None, handle: Any = None) -> None:
-        self._data = data
-        self._handle = handle
-        self.size = len(data) if data is not None else int(handle.size())
-
-    def read(self, offset: int, length: int) -> bytes:
-        """Up to ``length`` bytes at ``offset`` (fewer at the end of the file)."""
-        if offset >= self.size or length <= 0:
-            return b""
-        if self._data is not None:
-            return self._data[offset : offset + length]
-        return bytes(self._handle.read_at(min(length, self.size - offset), offset))
-
-    def find_magic(self, start: int) -> int:
-        """Offset of the next magic at or after ``start``, or the file size
-        (``HoodieLogFileReader.scanForNextAvailableBlockOffset``)."""
-        if self._data is not None:
-            found = self._data.find(MAGIC, start)
-            return found if found >= 0 else self.size
-        pos = start
-        while pos < self.size:
-            chunk = self.read(pos, _SCAN_CHUNK)
-            found = chunk.find(MAGIC)
-            if found >= 0:
-                return pos + found
-            if pos + len(chunk) >= self.size:
-                break
-            pos += len(chunk) - len(MAGIC) + 1
-        return self.size
-
-
-def _corrupt(
-    source: _Source,
-    name: str,
-    start: int,
-    reason: str,
-    magic_pos: int | None = None,
-) -> tuple[CorruptBlock, int]:
-    """Corrupt block from ``start`` (just after the magic at ``magic_pos``, or a position without magic) to
-    the next magic. ``content`` holds the bytes after the magic (Java's corrupt block content); ``offset``
-    and ``size`` cover the magic too."""
-    nxt = source.find_magic(start)
-    first = start if magic_pos is None else magic_pos
-    logger.warning(
-        "log file %s: corrupt block at offset %d (%s); skipping to offset %d", name, first, reason, nxt
-    )
-    block = CorruptBlock(
-        content=source.read(start, nxt - start), file_path=name, offset=first, size=nxt - first
-    )
-    return block, nxt
-
-
 _LAZY_HEAD_READ = 256 * 1024
 """Bytes read to parse a block's header when its content is left on disk."""
 
 
-def _parse_lazily(source: _Source, name: str, magic_pos: int, body_start: int, body_length: int,
+def _parse_lazily(source: LogSource, name: str, magic_pos: int, body_start: int, body_length: int,
                   end: int, type_ordinal: int, head: bytes) -> LogBlock | None:
     """The block with its content left on disk, from the first bytes of its body (``head``); ``None``
     when the header does not fit in ``head`` (the caller then reads the whole body)."""
@@ -513,13 +458,13 @@ def _parse_lazily(source: _Source, name: str, magic_pos: int, body_start: int, b
                content_offset=content_offset, content_length=content_length)
 
 
-def _parse_block(source: _Source, name: str, magic_pos: int, lazy: bool = False) -> tuple[LogBlock, int]:
+def _parse_block(source: LogSource, name: str, magic_pos: int, lazy: bool = False) -> tuple[LogBlock, int]:
     """Parse the block whose magic is at ``magic_pos``; returns it and the offset after it. ``lazy``
     leaves large contents on disk (:func:`load_block_content` reads them)."""
     start = magic_pos + len(MAGIC)  # Java's blockStartPos
 
     def corrupt(reason: str) -> tuple[LogBlock, int]:
-        return _corrupt(source, name, start, reason, magic_pos)
+        return corrupt_region(source, name, start, reason, magic_pos)
 
     raw_size = source.read(start, 8)
     if len(raw_size) < 8:
@@ -575,12 +520,12 @@ def _parse_block(source: _Source, name: str, magic_pos: int, lazy: bool = False)
     return block, end
 
 
-def _iter_blocks(source: _Source, name: str, lazy: bool = False) -> Iterator[LogBlock]:
+def _iter_blocks(source: LogSource, name: str, lazy: bool = False) -> Iterator[LogBlock]:
     pos = 0
     block: LogBlock
     while pos + len(MAGIC) <= source.size:
         if source.read(pos, len(MAGIC)) != MAGIC:
-            block, pos = _corrupt(source, name, pos, "no magic at the start of a block")
+            block, pos = corrupt_region(source, name, pos, "no magic at the start of a block")
             yield block
             continue
         block, pos = _parse_block(source, name, pos, lazy)
@@ -591,7 +536,7 @@ def _iter_blocks(source: _Source, name: str, lazy: bool = False) -> Iterator[Log
 
 def iter_log_blocks(data: bytes, name: str = "<memory>") -> Iterator[LogBlock]:
     """Blocks of a log file given as bytes (see :func:`read_log_blocks`)."""
-    return _iter_blocks(_Source(data=data), name)
+    return _iter_blocks(LogSource(data=data), name)
 
 
 def read_log_blocks(storage: Storage, path: str, *, lazy: bool = False) -> Iterator[LogBlock]:
@@ -608,7 +553,7 @@ def read_log_blocks(storage: Storage, path: str, *, lazy: bool = False) -> Itera
     """
     handle = storage.open_input(path)
     try:
-        yield from _iter_blocks(_Source(handle=handle), path, lazy)
+        yield from _iter_blocks(LogSource(handle=handle), path, lazy)
     finally:
         handle.close()
 
