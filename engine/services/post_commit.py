@@ -7,7 +7,8 @@
    (:func:`check_services_supported`);
 3. clean (``hoodie.clean.automatic``, :mod:`engine.services.clean`);
 4. archive (``hoodie.archive.automatic``, :mod:`engine.services.archive`);
-5. the commit callback (:mod:`engine.services.callback`), then the caller's hooks (sqlext adds Hive sync).
+5. the commit callback (:mod:`engine.services.callback`), then the caller's hooks (sqlext passes none yet: its
+   Hive sync runs when the write returns, so after all of these, as Hudi's ``metaSync`` does).
 
 Each step returns a :class:`ServiceStep` (ran or not, why, metrics, milliseconds). The commit stands whatever
 happens here: a failed clean is logged and left pending for the next run, a failed callback is logged; a
@@ -31,6 +32,7 @@ from engine.table import Table
 from engine.timeline.commit_metadata import CommitMetadata
 
 logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class ServiceStep:
