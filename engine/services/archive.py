@@ -20,7 +20,6 @@ Not done: merging small archive files (``hoodie.archive.merge.enable=true`` is r
 
 from __future__ import annotations
 
-import datetime
 import logging
 import struct
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from engine.timeline.instant import (
     SAVEPOINT,
     Instant,
     State,
+    instant_time_of_millis,
 )
 
 logger = logging.getLogger(__name__)
@@ -172,12 +172,7 @@ def instants_to_archive(table: Table, conf: HoodieConfig) -> tuple[list[Instant]
 
 def _state_time(table: Table, instant: Instant, mtimes: dict[str, int]) -> str | None:
     millis = mtimes.get(instant.file_name)
-    if not millis:
-        return None
-    moment = datetime.datetime.fromtimestamp(millis / 1000, datetime.UTC)
-    if table.timeline_timezone.upper() != "UTC":
-        moment = moment.astimezone().replace(tzinfo=None)
-    return moment.strftime("%Y%m%d%H%M%S%f")[:17]
+    return instant_time_of_millis(millis, table.timeline_timezone.upper() == "UTC") if millis else None
 
 
 def _commit_avro(metadata: CommitMetadata, replace: bool) -> dict[str, Any]:

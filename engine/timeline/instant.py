@@ -206,6 +206,15 @@ def format_instant_time(moment: _dt.datetime) -> str:
     return moment.strftime(INSTANT_TIME_FORMAT) + f"{moment.microsecond // 1000:03d}"
 
 
+def instant_time_of_millis(ms: int, utc: bool) -> str:
+    """An epoch-millisecond time as an instant string ``yyyyMMddHHmmssSSS`` on the UTC or the local clock (the
+    timeline time zone). Table version 6 keeps no completion times: Hudi takes an instant's state transition
+    time from its file's modification time, formatted so."""
+    seconds = ms / 1000.0
+    moment = _dt.datetime.fromtimestamp(seconds, tz=_dt.UTC) if utc else _dt.datetime.fromtimestamp(seconds)
+    return moment.strftime("%Y%m%d%H%M%S") + f"{ms % 1000:03d}"
+
+
 def parse_instant_time(ts: str) -> _dt.datetime:
     """UTC datetime of an instant time (17-digit ``yyyyMMddHHmmssSSS`` or 14-digit legacy form).
 

@@ -16,7 +16,6 @@ not implemented, so no clean is ever archived).
 
 from __future__ import annotations
 
-import datetime
 import json
 import logging
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,7 @@ from engine.table import Table
 from engine.timeline.avro_serde import deserialize
 from engine.timeline.instant import CLEAN, Instant, State
 from sqlext.errors import ProcedureError
+from sqlext.procedures.commits import file_mtimes, transition_time
 from sqlext.procedures.compaction import parse_options, resolve_table
 from sqlext.procedures.registry import Param, Procedure, register
 
@@ -86,21 +86,6 @@ def run_clean_procedure(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     return ctx.spark.createDataFrame(rows, RUN_OUTPUT)
 
 
-def _transition_time(table: Table, instant: Instant) -> str | None:
-    """When the instant reached its state: the modification time of its timeline file (table version 6 names
-    hold no completion time), as an instant string."""
-    path = table.storage.join(table.meta_path, instant.file_name)
-    for info in table.storage.list_dir(table.meta_path):
-        if info.path == path or info.name == instant.file_name:
-            if not info.mtime_ms:
-                return None
-            moment = datetime.datetime.fromtimestamp(info.mtime_ms / 1000, datetime.UTC)
-            if table.timeline_timezone.upper() != "UTC":
-                moment = moment.astimezone().replace(tzinfo=None)
-            return moment.strftime("%Y%m%d%H%M%S%f")[:17]
-    return None
-
-
 def _cleans(table: Table, completed: bool) -> list[Instant]:
     table.timeline.reload()
     return sorted((i for i in table.timeline.cleans() if not completed or i.state is State.COMPLETED),
@@ -122,9 +107,10 @@ def show_cleans(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """``CALL show_cleans(table | path, limit, showArchived, filter)``."""
     _, table = resolve_table(ctx, args.get("table"), args.get("path"), "show_cleans")
     rows = []
+    mtimes = file_mtimes(table)
     for instant in _cleans(table, completed=True)[: int(args.get("limit") or 10)]:
         metadata = deserialize(table.timeline.read_details(instant), "HoodieCleanMetadata", source=instant.file_name)
-        rows.append((instant.timestamp, _transition_time(table, instant), CLEAN, metadata.get("startCleanTime"),
+        rows.append((instant.timestamp, transition_time(table, instant, mtimes), CLEAN, metadata.get("startCleanTime"),
                      metadata.get("timeTakenInMillis"), metadata.get("totalFilesDeleted"),
                      metadata.get("earliestCommitToRetain"), metadata.get("lastCompletedCommitTimestamp"),
                      metadata.get("version")))
@@ -136,12 +122,13 @@ def show_cleans_metadata(ctx: CommandContext, args: dict[str, Any]) -> DataFrame
     _, table = resolve_table(ctx, args.get("table"), args.get("path"), "show_cleans_metadata")
     limit = int(args.get("limit") or 10)
     rows: list[tuple[Any, ...]] = []
+    mtimes = file_mtimes(table)
     for instant in _cleans(table, completed=True):
         metadata = deserialize(table.timeline.read_details(instant), "HoodieCleanMetadata", source=instant.file_name)
         for partition, detail in (metadata.get("partitionMetadata") or {}).items():
             if len(rows) >= limit:
                 break
-            rows.append((instant.timestamp, _transition_time(table, instant), CLEAN,
+            rows.append((instant.timestamp, transition_time(table, instant, mtimes), CLEAN,
                          metadata.get("startCleanTime"), partition, detail.get("policy"),
                          len(detail.get("deletePathPatterns") or []), len(detail.get("successDeleteFiles") or []),
                          len(detail.get("failedDeleteFiles") or []), detail.get("isPartitionDeleted"),

@@ -20,7 +20,6 @@ time of the completed instant file, formatted ``yyyyMMddHHmmssSSS`` in the table
 
 from __future__ import annotations
 
-import datetime as _dt
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +30,13 @@ from engine.errors import EngineError
 from engine.services.archive import archived_commits
 from engine.table import Table
 from engine.timeline.commit_metadata import NULL_COMMIT, CommitMetadata
-from engine.timeline.instant import DELTA_COMMIT, REPLACE_COMMIT, Instant, sort_instants
+from engine.timeline.instant import (
+    DELTA_COMMIT,
+    REPLACE_COMMIT,
+    Instant,
+    instant_time_of_millis,
+    sort_instants,
+)
 from sqlext.errors import ProcedureError
 from sqlext.procedures.compaction import resolve_table
 from sqlext.procedures.registry import Param, Procedure, register
@@ -173,10 +178,7 @@ def transition_time(table: Table, instant: Instant, mtimes: dict[str, int]) -> s
     ms = mtimes.get(instant.file_name)
     if ms is None:
         return None
-    seconds = ms / 1000.0
-    utc = table.timeline_timezone == "UTC"
-    moment = _dt.datetime.fromtimestamp(seconds, tz=_dt.UTC) if utc else _dt.datetime.fromtimestamp(seconds)
-    return moment.strftime("%Y%m%d%H%M%S") + f"{ms % 1000:03d}"
+    return instant_time_of_millis(ms, table.timeline_timezone == "UTC")
 
 
 def completed_commits_newest_first(table: Table) -> list[Instant]:
