@@ -322,12 +322,80 @@ class ArchiveConfig:
 
 
 class ClusteringConfig:
-    """Clustering options (Hudi ``HoodieClusteringConfig``); clustering itself is not implemented yet."""
+    """Clustering (Hudi ``HoodieClusteringConfig``): when to schedule, which file slices a plan takes
+    (``SparkSizeBasedClusteringPlanStrategy``), how it is executed (``SparkSortAndSizeExecutionStrategy``)."""
 
     INLINE = bool_property("hoodie.clustering.inline", False,
-                           "Cluster after commits (not implemented yet: a write asking for it is refused).")
+                           "Schedule (every inline.max.commits commits) and execute clustering after a write.",
+                           "hoodie.datasource.clustering.inline.enable")
+    INLINE_MAX_COMMITS = int_property("hoodie.clustering.inline.max.commits", 4,
+                                      "Commits since the last clustering before inline clustering is scheduled.")
+    SCHEDULE_INLINE = bool_property("hoodie.clustering.schedule.inline", False,
+                                    "Only schedule clustering after a write (execution by CALL run_clustering).")
     ASYNC_ENABLED = bool_property("hoodie.clustering.async.enabled", False,
-                                  "Cluster beside writers (not implemented yet: a write asking for it is refused).")
+                                  "Clustering runs beside writers (streaming writers, CALL run_clustering); batch "
+                                  "writes do not run it; scheduling waits for async.max.commits commits.",
+                                  "hoodie.datasource.clustering.async.enable")
+    ASYNC_MAX_COMMITS = int_property("hoodie.clustering.async.max.commits", 4,
+                                     "With async clustering: commits since the last clustering before scheduling.")
+    PLAN_STRATEGY_CLASS = str_property(
+        "hoodie.clustering.plan.strategy.class",
+        "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy",
+        "Plan strategy: SparkSizeBasedClusteringPlanStrategy (the only one here).")
+    EXECUTION_STRATEGY_CLASS = str_property(
+        "hoodie.clustering.execution.strategy.class",
+        "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy",
+        "Execution strategy: SparkSortAndSizeExecutionStrategy (the only one here).")
+    SMALL_FILE_LIMIT = int_property("hoodie.clustering.plan.strategy.small.file.limit", 300 * 1024 * 1024,
+                                    "Base files smaller than this many bytes are clustering candidates.")
+    TARGET_FILE_MAX_BYTES = int_property("hoodie.clustering.plan.strategy.target.file.max.bytes", 1024 ** 3,
+                                         "Target size of clustering output files, bytes (output groups per input "
+                                         "group = ceil(group bytes / this)).")
+    MAX_BYTES_PER_GROUP = int_property("hoodie.clustering.plan.strategy.max.bytes.per.group", 2 * 1024 ** 3,
+                                       "Input bytes of one clustering group.")
+    MAX_NUM_GROUPS = int_property("hoodie.clustering.plan.strategy.max.num.groups", 30,
+                                  "Clustering groups of one plan.")
+    SORT_COLUMNS = str_property("hoodie.clustering.plan.strategy.sort.columns", None,
+                                "Comma-separated columns the clustered rows are ordered by.")
+    SINGLE_GROUP_CLUSTERING = bool_property("hoodie.clustering.plan.strategy.single.group.clustering.enabled", True,
+                                            "Plan a group of one file slice (always when sort columns are set).")
+    PARTITION_FILTER_MODE = str_property("hoodie.clustering.plan.partition.filter.mode", "NONE",
+                                         "Partitions a plan looks at: NONE, RECENT_DAYS, SELECTED_PARTITIONS, "
+                                         "DAY_ROLLING.")
+    LOOKBACK_PARTITIONS = int_property("hoodie.clustering.plan.strategy.daybased.lookback.partitions", 2,
+                                       "RECENT_DAYS: newest partitions considered (by name).")
+    SKIP_PARTITIONS_FROM_LATEST = int_property(
+        "hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions", 0,
+        "RECENT_DAYS: newest partitions skipped first.")
+    BEGIN_PARTITION = str_property("hoodie.clustering.plan.strategy.cluster.begin.partition", None,
+                                   "SELECTED_PARTITIONS: first partition (inclusive, by name).")
+    END_PARTITION = str_property("hoodie.clustering.plan.strategy.cluster.end.partition", None,
+                                 "SELECTED_PARTITIONS: last partition (inclusive, by name).")
+    PARTITION_REGEX = str_property("hoodie.clustering.plan.strategy.partition.regex.pattern", None,
+                                   "Only partitions whose path fully matches this Java regex.")
+    PARTITION_SELECTED = str_property("hoodie.clustering.plan.strategy.partition.selected", None,
+                                      "Comma-separated partitions to cluster (instead of listing the table).")
+    UPDATES_STRATEGY = str_property(
+        "hoodie.clustering.updates.strategy",
+        "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
+        "Writes to file groups under pending clustering: rejected (SparkRejectUpdateStrategy, the only one here).")
+    ROLLBACK_PENDING_ON_CONFLICT = bool_property(
+        "hoodie.clustering.rollback.pending.replacecommit.on.conflict", False,
+        "Roll back a pending clustering a write conflicts with (not supported: refused when true).")
+    PRESERVE_COMMIT_METADATA = bool_property("hoodie.clustering.preserve.commit.metadata", True,
+                                             "Clustered rows keep their _hoodie_commit_time and seqno.")
+    MAX_PARALLELISM = int_property("hoodie.clustering.max.parallelism", 15,
+                                   "Clustering groups executed at once (one Spark job each).")
+
+
+class LayoutConfig:
+    """Record layout of clustered files (Hudi ``hoodie.layout.optimize.*``)."""
+
+    STRATEGY = str_property("hoodie.layout.optimize.strategy", "linear",
+                            "Row order: linear (by the sort columns), z-order or hilbert (space-filling curve "
+                            "over the sort columns).")
+    CURVE_BUILD_METHOD = str_property("hoodie.layout.optimize.curve.build.method", "direct",
+                                      "How the curve is built: direct (the only method here).")
 
 
 class CallbackConfig:

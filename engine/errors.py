@@ -70,6 +70,16 @@ class CommitConflict(EngineError):
     retryable = True
 
 
+class ClusteringUpdateConflict(CommitConflict):
+    """A write would update or delete records of a file group under a pending clustering (Hudi
+    ``SparkRejectUpdateStrategy`` / ``HoodieClusteringUpdateException``). Raised before anything is written; the
+    message names the table, the file groups and the clustering instant.
+
+    Attributes:
+        retryable: always ``True``: once the clustering completes (or is rolled back), the write can run.
+    """
+
+
 class ConcurrentWriteError(EngineError):
     """Another live writer (its heartbeat is fresh) holds a pending instant of the table, and the table
     allows one writer at a time (``hoodie.write.concurrency.mode=SINGLE_WRITER``). Raised before this

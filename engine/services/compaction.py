@@ -46,7 +46,14 @@ from engine.timeline.commit_metadata import CommitMetadata, RuntimeStats, WriteS
 from engine.timeline.instant import Instant, State, parse_instant_time
 from engine.write.handles import TaskIdentity
 from engine.write.heartbeat import HeartbeatClient, HeartbeatStatus
-from engine.write.markers import IOType, Marker, create_marker, delete_marker_dir, list_markers
+from engine.write.markers import (
+    IOType,
+    Marker,
+    create_marker,
+    delete_marker_dir,
+    delete_uncommitted_files,
+    list_markers,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -166,9 +173,10 @@ def why_nothing_to_schedule(table: Table, conf: HoodieConfig, now: datetime.date
 
 
 def plan_operations(table: Table) -> list[CompactionOperation]:
-    """Latest slices with log files, outside pending compactions."""
+    """Latest slices with log files, outside pending compactions and clusterings."""
     view = table.file_system_view()
-    pending = set(view.pending_compaction_file_groups())
+    # Hudi HoodieCompactor.generateCompactionPlan: file groups in pending compaction or clustering are skipped.
+    pending = set(view.pending_compaction_file_groups()) | set(view.file_groups_in_pending_clustering())
     operations = []
     for partition in view.partition_paths():
         for fs in view.latest_file_slices(partition, merge_pending_compaction=False):
@@ -390,10 +398,7 @@ def _remove_partial_files(table: Table, instant_time: str) -> None:
 
 def complete_compaction(table: Table, inflight: Instant, stats: Sequence[WriteStat]) -> CommitMetadata:
     """Write ``<t>.commit`` (``compacted: true``, ``operationType: COMPACT``) and drop the markers."""
-    committed = {s.path for s in stats}
-    for marker in list_markers(table.storage, table.base_path, inflight.timestamp):
-        if marker.data_file_relative_path not in committed:
-            table.storage.delete(table.storage.join(table.base_path, marker.data_file_relative_path))
+    delete_uncommitted_files(table.storage, table.base_path, inflight.timestamp, {s.path for s in stats})
     by_partition: dict[str, list[WriteStat]] = {}
     for stat in stats:
         by_partition.setdefault(stat.partition_path or "", []).append(stat)

@@ -3,8 +3,9 @@
 
 1. inline compaction (merge-on-read, ``hoodie.compact.inline``) — run by the caller's ``compact`` function,
    since compaction executes on Spark and this package does not import it;
-2. inline clustering (``hoodie.clustering.inline``) — not implemented yet: refused before the write starts
-   (:func:`check_services_supported`);
+2. inline clustering (``hoodie.clustering.inline``: schedule every ``inline.max.commits`` commits and execute;
+   ``hoodie.clustering.schedule.inline``: schedule only, when no clustering is pending) — run by the caller's
+   ``cluster`` function, on Spark like compaction;
 3. clean (``hoodie.clean.automatic``, :mod:`engine.services.clean`);
 4. archive (``hoodie.archive.automatic``, :mod:`engine.services.archive`);
 5. the commit callback (:mod:`engine.services.callback`), then the caller's hooks (sqlext passes none yet: its
@@ -24,10 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config import ArchiveConfig, CleanConfig, ClusteringConfig, CompactionConfig, HoodieConfig
-from engine.errors import ConfigError, EngineError
+from engine.errors import EngineError
 from engine.services.archive import archive, check_archive_config
 from engine.services.callback import callback_message, check_callback_config, send_commit_callback
 from engine.services.clean import run_clean
+from engine.services.clustering import check_clustering_config
 from engine.table import Table
 from engine.timeline.commit_metadata import CommitMetadata
 
@@ -61,13 +63,10 @@ def check_services_supported(conf: HoodieConfig, table: str) -> None:
     """Refuse, before a write starts, service settings this engine cannot honour.
 
     Raises:
-        ConfigError: inline or async clustering asked for; a callback that cannot be sent; archival settings
-            Hudi refuses.
+        ConfigError: clustering settings not implemented (another strategy class, rollback of pending
+            clustering on conflict); a callback that cannot be sent; archival settings Hudi refuses.
     """
-    for setting in (ClusteringConfig.INLINE, ClusteringConfig.ASYNC_ENABLED):
-        if conf.get(setting):
-            raise ConfigError(f"{setting.key}=true for table {table}: clustering is not implemented yet; nothing "
-                              "was written")
+    check_clustering_config(conf, f"table {table}")
     check_callback_config(conf, table)
     if conf.get(ArchiveConfig.AUTOMATIC):
         check_archive_config(conf, table)
@@ -88,6 +87,7 @@ def run_post_commit(
     metadata: CommitMetadata,
     *,
     compact: Callable[[Table], Mapping[str, Any] | None] | None = None,
+    cluster: Callable[[Table], Mapping[str, Any] | None] | None = None,
     hooks: Sequence[Hook] = (),
 ) -> list[ServiceStep]:
     """Run the table services and notifications due after the commit ``instant``.
@@ -99,13 +99,14 @@ def run_post_commit(
         action: its action (``commit``, ``deltacommit``, ``replacecommit``).
         metadata: its commit metadata.
         compact: runs an inline compaction on Spark and returns its metrics (or None when nothing ran).
+        cluster: runs inline clustering (or schedules it) on Spark and returns its metrics (or None).
         hooks: further steps, run last, in order.
 
     Returns:
         One :class:`ServiceStep` per step, in order.
 
     Raises:
-        EngineError: the inline compaction failed (the write's commit stands).
+        EngineError: the inline compaction or clustering failed (the write's commit stands).
     """
     steps: list[ServiceStep] = []
 
@@ -118,6 +119,17 @@ def run_post_commit(
         return ServiceStep("compaction", result is not None, "compacted" if result else "nothing due",
                            metrics=dict(result or {}))
     steps.append(_timed("compaction", compaction))
+
+    def clustering() -> ServiceStep:
+        if not (conf.get(ClusteringConfig.INLINE) or conf.get(ClusteringConfig.SCHEDULE_INLINE)):
+            return ServiceStep("clustering", False, f"{ClusteringConfig.INLINE.key} and "
+                                                    f"{ClusteringConfig.SCHEDULE_INLINE.key} are off")
+        if cluster is None:
+            return ServiceStep("clustering", False, "no clustering runner given")
+        result = cluster(table.reload())
+        return ServiceStep("clustering", result is not None, str((result or {}).get("detail", "nothing due")),
+                           metrics=dict(result or {}))
+    steps.append(_timed("clustering", clustering))
 
     def clean() -> ServiceStep:
         if not conf.get(CleanConfig.AUTOMATIC):

@@ -42,6 +42,7 @@ from engine.schema.history import SchemaEvolution
 from engine.services.post_commit import check_services_supported, run_post_commit
 from engine.spark import tasks
 from engine.spark.bucket_column import bucket_column
+from engine.spark.clustering import run_inline_clustering
 from engine.spark.compaction import run_inline_compaction
 from engine.spark.dup_policy import apply_dup_policy, insert_dup_policy
 from engine.spark.key_columns import partition_path_column, record_key_column
@@ -54,7 +55,13 @@ from engine.write.commit import finish_write, heartbeat_client, start_write
 from engine.write.handles import WriteContext
 from engine.write.metrics import WriteMetrics
 from engine.write.operation import WriteOperation
-from engine.write.planner import ExistingFileGroup, WorkloadProfile, average_record_size, plan_writes
+from engine.write.planner import (
+    ExistingFileGroup,
+    WorkloadProfile,
+    average_record_size,
+    plan_writes,
+    reject_updates_in_clustering,
+)
 from engine.write.prepare import BUCKET, FILE_ID, IS_DELETED, KEY_HASH, PARTITION_PATH, RECORD_KEY
 from engine.write.rollback import rollback_instant
 from engine.write.supported import check_write_supported
@@ -406,13 +413,17 @@ def write_dataframe(
         heartbeat_client(table, conf).stop(instant.timestamp)
         for frame in persisted:
             frame.unpersist()
-    # After the commit: compaction, clean, archive, callback (a failed compaction leaves its own inflight
+    # After the commit: compaction, clustering, clean, archive, callback (a failed compaction leaves its own inflight
     # instant, never this write's).
     def compact(target: Table) -> dict[str, object] | None:
         result = run_inline_compaction(spark, target, dict(options or {}))
         return None if result is None else result.as_dict()
 
-    steps = run_post_commit(table, conf, instant.timestamp, instant.action, committed, compact=compact)
+    def cluster(target: Table) -> dict[str, object] | None:
+        return run_inline_clustering(spark, target, dict(options or {}))
+
+    steps = run_post_commit(table, conf, instant.timestamp, instant.action, committed, compact=compact,
+                            cluster=cluster)
     for step in steps:
         if step.ran:
             metrics.phase_ms[step.name] = step.elapsed_ms
@@ -533,10 +544,14 @@ def _bucketed_write(
                 ids = [bf.file_id for bf in view.latest_base_files(partition)]
                 if ids:
                     replaced[partition] = ids
-        elif operation is not WriteOperation.DELETE:
+        in_clustering = view.file_groups_in_pending_clustering()
+        reject_updates_in_clustering(profile, latest, replaced, in_clustering, table.base_path)
+        if operation is not WriteOperation.DELETE and not operation.is_replace:
             for fg in latest.values():
                 if fg.size_bytes >= conf.get(WriteConfig.SMALL_FILE_LIMIT):
                     continue
+                if (fg.partition_path, fg.file_id) in in_clustering:
+                    continue  # Hudi filterSmallFilesInClustering: no inserts into file groups being clustered
                 # Merge-on-read: only log-free slices that get no updates take inserts (their base file is
                 # rewritten), so every key stays findable in a base file by the simple index.
                 if table.is_mor and (slices[fg.file_id].log_file_names or fg.file_id in profile.updates):

@@ -183,9 +183,15 @@ def _constant(value: str, count: int) -> pa.Array:
     return pc.fill_null(pa.nulls(count, pa.string()), value)
 
 
-def _open_writer(
+def open_base_writer(
     ctx: WriteContext, partition: str, file_name: str, io_type: IOType, task: TaskIdentity
 ) -> BaseFileWriter:
+    """A writer of the base file ``file_name`` in ``partition``, after its marker and the partition's metafile
+    (Hudi ``HoodieWriteHandle.createMarkerFile`` + ``HoodiePartitionMetadata``).
+
+    Raises:
+        StorageError: the marker or the file cannot be created.
+    """
     create_marker(ctx.storage, ctx.base_path, ctx.instant_time, Marker(partition, file_name, io_type))
     write_partition_metadata(ctx.storage, ctx.base_path, partition, ctx.instant_time, task.partition_id)
     return BaseFileWriter(
@@ -198,10 +204,11 @@ def _open_writer(
     )
 
 
-def _stat(
+def write_stat(
     ctx: WriteContext, partition: str, file_id: str, file_name: str, prev_commit: str, size: int,
     *, writes: int, inserts: int, updates: int = 0, deletes: int = 0, elapsed_ms: int = 0,
 ) -> WriteStat:
+    """The write stat of one written base file (sizes in bytes, ``elapsed_ms`` as create or upsert time)."""
     path = f"{partition}/{file_name}" if partition else file_name
     return WriteStat(
         file_id=file_id,
@@ -246,13 +253,13 @@ def create_file_group(
     if records.num_rows == 0:
         return []
     file_name = base_file_name(file_id, task.write_token, ctx.instant_time)
-    writer = _open_writer(ctx, partition, file_name, IOType.CREATE, task)
+    writer = open_base_writer(ctx, partition, file_name, IOType.CREATE, task)
     try:
         writer.write(with_meta_columns(ctx, records, file_name, seqnos(ctx.instant_time, task, records.num_rows)))
     finally:
         stats = writer.close()
     elapsed = int((time.monotonic() - start) * 1000)
-    return [_stat(ctx, partition, file_id, file_name, "null", stats.file_size,
+    return [write_stat(ctx, partition, file_id, file_name, "null", stats.file_size,
                   writes=stats.num_rows, inserts=stats.num_rows, elapsed_ms=elapsed)]
 
 
@@ -346,7 +353,7 @@ def merge_file_group(
         output = output.set_column(seq_at, COMMIT_SEQNO,
                                    pc.if_else(pa.array(new_positions), fresh, output.column(seq_at)))
 
-    writer = _open_writer(ctx, existing.partition_path, file_name, IOType.MERGE, task)
+    writer = open_base_writer(ctx, existing.partition_path, file_name, IOType.MERGE, task)
     try:
         writer.write(output)
     finally:
@@ -359,7 +366,7 @@ def merge_file_group(
             updated=updated, updated_from=inc_for_old[updated], deleted=np.nonzero(is_delete_for_old)[0],
             inserted=inserts, old_keys=stored_keys, new_keys=incoming_keys)
     elapsed = int((time.monotonic() - start) * 1000)
-    stat = _stat(ctx, existing.partition_path, existing.file_id, file_name, existing.base_instant,
+    stat = write_stat(ctx, existing.partition_path, existing.file_id, file_name, existing.base_instant,
                  stats.file_size, writes=stats.num_rows, inserts=len(inserts),
                  updates=int(is_update_for_old.sum()), deletes=int(is_delete_for_old.sum()),
                  elapsed_ms=elapsed)
@@ -398,7 +405,7 @@ class BulkInsertWriter:
         if partition not in self._open:
             file_id = new_file_id()
             file_name = base_file_name(file_id, self._task.write_token, self._ctx.instant_time)
-            writer = _open_writer(self._ctx, partition, file_name, IOType.CREATE, self._task)
+            writer = open_base_writer(self._ctx, partition, file_name, IOType.CREATE, self._task)
             self._open[partition] = (file_id, file_name, writer, time.monotonic())
         file_id, file_name, writer, _ = self._open[partition]
         seq = seqnos(self._ctx.instant_time, self._task, rows.num_rows, self._seq)
@@ -411,7 +418,7 @@ class BulkInsertWriter:
         file_id, file_name, writer, started = self._open.pop(partition)
         stats = writer.close()
         elapsed = int((time.monotonic() - started) * 1000)
-        self._stats.append(_stat(self._ctx, partition, file_id, file_name, "null", stats.file_size,
+        self._stats.append(write_stat(self._ctx, partition, file_id, file_name, "null", stats.file_size,
                                  writes=stats.num_rows, inserts=stats.num_rows, elapsed_ms=elapsed))
 
     def close(self) -> list[WriteStat]:

@@ -79,3 +79,15 @@ def list_markers(storage: Storage, base_path: str, instant_time: str) -> list[Ma
 def delete_marker_dir(storage: Storage, base_path: str, instant_time: str) -> None:
     """Remove ``.hoodie/.temp/<instant>`` after a commit or rollback."""
     storage.delete_dir(marker_dir(base_path, instant_time))
+
+
+def delete_uncommitted_files(storage: Storage, base_path: str, instant_time: str,
+                             committed: set[str | None]) -> int:
+    """Delete the data files of ``instant_time``'s markers that are not in ``committed`` (relative paths): what
+    failed or duplicate task attempts left (Hudi ``reconcileAgainstMarkers``). Returns how many were deleted."""
+    deleted = 0
+    for marker in list_markers(storage, base_path, instant_time):
+        if marker.data_file_relative_path not in committed:
+            storage.delete(storage.join(base_path, marker.data_file_relative_path))
+            deleted += 1
+    return deleted

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 from engine.config import HoodieConfig, WriteConfig
+from engine.errors import ClusteringUpdateConflict
 from engine.filegroup.naming import new_file_id
 from engine.timeline.commit_metadata import CommitMetadata
 
@@ -208,3 +209,44 @@ def plan_writes(
         weights[-1] = (1.0, weights[-1][1])
         plan.insert_weights[partition] = weights
     return plan
+
+
+def reject_updates_in_clustering(
+    profile: WorkloadProfile,
+    existing: Mapping[str, ExistingFileGroup],
+    replaced: Mapping[str, Sequence[str]],
+    in_clustering: Mapping[tuple[str, str], str],
+    table: str,
+) -> None:
+    """Fail a write that updates, deletes or replaces file groups under a pending clustering (Hudi
+    ``SparkRejectUpdateStrategy``, the default ``hoodie.clustering.updates.strategy``).
+
+    Args:
+        profile: incoming record counts (updates per file id).
+        existing: the file groups receiving updates (for their partitions).
+        replaced: partition → file ids an overwrite replaces.
+        in_clustering: (partition, file id) → pending clustering instant.
+        table: the table's base path, for the message.
+
+    Raises:
+        ClusteringUpdateConflict: naming the file groups and the clustering instants.
+    """
+    if not in_clustering:
+        return
+    hits: dict[str, str] = {}
+    for file_id in profile.updates:
+        fg = existing.get(file_id)
+        if fg is not None and (fg.partition_path, file_id) in in_clustering:
+            hits[file_id] = in_clustering[(fg.partition_path, file_id)]
+    for partition, file_ids in replaced.items():
+        for file_id in file_ids:
+            if (partition, file_id) in in_clustering:
+                hits[file_id] = in_clustering[(partition, file_id)]
+    if hits:
+        instants = sorted(set(hits.values()))
+        raise ClusteringUpdateConflict(
+            f"Not allowed to update the clustering file group {sorted(hits)[:5]} of table {table}: they are under "
+            f"pending clustering {', '.join(instants)} (hoodie.clustering.updates.strategy = "
+            f"SparkRejectUpdateStrategy); nothing was written. Retry after the clustering completes "
+            f"(CALL run_clustering(op => 'execute', ...)) or is rolled back "
+            f"(CALL run_rollback_inflight_tableservice(...)).")

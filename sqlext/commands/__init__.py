@@ -49,10 +49,14 @@ def _handlers() -> dict[type, Callable[[CommandContext, Any], DataFrame]]:
         st.ShowCreateTable: show.show_create_table,
     }
     from sqlext.procedures import call
+    from sqlext.procedures.clustering import clustering_statement
     from sqlext.procedures.compaction import compaction_statement
 
+    def service_statement(ctx: Any, stmt: st.Compaction) -> Any:
+        return (clustering_statement if stmt.service == "CLUSTERING" else compaction_statement)(ctx, stmt)
+
     table[st.Call] = call
-    table[st.Compaction] = compaction_statement
+    table[st.Compaction] = service_statement
     for name in ("RenameTable", "SetProperties", "UnsetProperties", "DropPartitions", "SetLocation"):
         table[getattr(st, name)] = ddl.alter_table
     for name in ("AddColumns", "RenameColumn", "DropColumns", "AlterColumn", "ChangeColumn"):

@@ -100,8 +100,10 @@ def build_call(src: Source, tree: HudiCall) -> st.Call:
 
 
 def build_compaction(tree: HudiCompaction) -> st.Compaction:
-    """``RUN|SCHEDULE COMPACTION ON t|'path' [AT instant]`` and ``SHOW COMPACTION ON t|'path' [LIMIT n]``."""
+    """``RUN|SCHEDULE COMPACTION|CLUSTERING ON t|'path' [AT instant]`` and ``SHOW COMPACTION|CLUSTERING ON t|'path'
+    [LIMIT n]``."""
     kind = st.CompactionKind(tree.this.name)
+    service = tree.args.get("service")
     table = tree.args.get("table")
     path = tree.args.get("path")
     instant = tree.args.get("instant")
@@ -109,4 +111,5 @@ def build_compaction(tree: HudiCompaction) -> st.Compaction:
     return st.Compaction(kind, table=table_ident(table) if table is not None else None,
                          path=path.name if path is not None else None,
                          instant=instant.name if instant is not None else None,
-                         limit=int(limit.name) if limit is not None else None)
+                         limit=int(limit.name) if limit is not None else None,
+                         service=service.name if service is not None else "COMPACTION")

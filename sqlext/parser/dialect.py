@@ -8,7 +8,8 @@ Extended the way sqlglot's own dialects extend their parents: new entries in the
 What it adds to the Spark dialect:
 
 * ``CALL [catalog.][system.]name(arg => value, ... | value, ...)`` (Hudi ``CallProcedureHoodieCommand``);
-* ``RUN | SCHEDULE COMPACTION ON t | 'path' [AT instant]`` and ``SHOW COMPACTION ON t | 'path' [LIMIT n]``
+* ``RUN | SCHEDULE COMPACTION|CLUSTERING ON t | 'path' [AT instant]`` and ``SHOW COMPACTION|CLUSTERING ON t |
+  'path' [LIMIT n]``
   (Hudi ``CompactionHoodieTableCommand`` / ``CompactionShowHoodieTableCommand``);
 * ``SHOW PARTITIONS t [PARTITION (...)]`` and ``SHOW CREATE TABLE t [AS SERDE]`` as trees (sqlglot keeps them
   as opaque commands);
@@ -59,11 +60,12 @@ class HudiCall(exp.Expression):
 
 
 class HudiCompaction(exp.Expression):
-    """``RUN|SCHEDULE|SHOW COMPACTION ON t | 'path' [AT instant] [LIMIT n]``: ``this`` is the kind
-    (``exp.Var``: RUN, SCHEDULE, SHOW), ``table`` an ``exp.Table`` or ``path`` an ``exp.Literal``."""
+    """``RUN|SCHEDULE|SHOW COMPACTION|CLUSTERING ON t | 'path' [AT instant] [LIMIT n]``: ``this`` is the kind
+    (``exp.Var``: RUN, SCHEDULE, SHOW), ``service`` the service (``exp.Var``: COMPACTION, CLUSTERING; absent =
+    COMPACTION), ``table`` an ``exp.Table`` or ``path`` an ``exp.Literal``."""
 
     arg_types: ClassVar[dict[str, bool]] = {
-        "this": True, "table": False, "path": False, "instant": False, "limit": False}
+        "this": True, "table": False, "path": False, "instant": False, "limit": False, "service": False}
 
 
 class ShowPartitions(exp.Expression):
@@ -121,6 +123,7 @@ class HudiSpark(Spark):
             "PARTITIONS": lambda self: self._parse_show_partitions(),
             "CREATE TABLE": lambda self: self._parse_show_create_table(),
             "COMPACTION": lambda self: self._parse_compaction("SHOW"),
+            "CLUSTERING": lambda self: self._parse_compaction("SHOW", "CLUSTERING"),
         }
         SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
@@ -191,9 +194,10 @@ class HudiSpark(Spark):
             if word == "CALL":
                 self._advance()
                 return self._parse_call()
-            if word in ("RUN", "SCHEDULE") and nxt and nxt.text.upper() == "COMPACTION":
+            if word in ("RUN", "SCHEDULE") and nxt and nxt.text.upper() in ("COMPACTION", "CLUSTERING"):
+                service = nxt.text.upper()
                 self._advance(2)
-                return self._parse_compaction(word)
+                return self._parse_compaction(word, service)
             return super()._parse_statement()
 
         def _parse_call(self) -> HudiCall:
@@ -221,10 +225,10 @@ class HudiSpark(Spark):
             return self.expression(HudiCall(this=exp.Dot.build(parts) if len(parts) > 1 else parts[0],
                                             expressions=args))
 
-        def _parse_compaction(self, kind: str) -> HudiCompaction:
+        def _parse_compaction(self, kind: str, service: str = "COMPACTION") -> HudiCompaction:
             if not self._match(TokenType.ON):
                 self.fail(f"Expected ON but {self._found()}")
-            node = HudiCompaction(this=exp.var(kind))
+            node = HudiCompaction(this=exp.var(kind), service=exp.var(service))
             if self._curr and self._curr.token_type == TokenType.STRING:
                 node.set("path", self._parse_string())
             else:

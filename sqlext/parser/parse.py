@@ -146,9 +146,9 @@ def _strict(src: Source) -> bool | None:
         return None
     if lead in ("INSERT", "MERGE", "UPDATE", "DELETE", "CALL", "TRUNCATE"):
         return True
-    if lead in ("RUN", "SCHEDULE") and words[1:2] == ["COMPACTION"]:
+    if lead in ("RUN", "SCHEDULE") and words[1:2] in (["COMPACTION"], ["CLUSTERING"]):
         return True
-    if lead == "SHOW" and words[1:2] in (["COMPACTION"], ["PARTITIONS"]):
+    if lead == "SHOW" and words[1:2] in (["COMPACTION"], ["CLUSTERING"], ["PARTITIONS"]):
         return True
     if lead == "SHOW" and words[1:3] == ["CREATE", "TABLE"]:
         return True

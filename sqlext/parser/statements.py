@@ -418,7 +418,8 @@ class CompactionKind(Enum):
 @dataclass(frozen=True)
 class Compaction(Statement):
     """``RUN|SCHEDULE COMPACTION ON t|'path' [AT instant]`` and ``SHOW COMPACTION ON t|'path'
-    [LIMIT n]`` (Hudi ``CompactionHoodieTableCommand`` / ``CompactionShowHoodieTableCommand``).
+    [LIMIT n]`` (Hudi ``CompactionHoodieTableCommand`` / ``CompactionShowHoodieTableCommand``); the same with
+    ``CLUSTERING`` (``service``), which run ``run_clustering`` / ``show_clustering``.
     Exactly one of ``table`` and ``path`` is set."""
 
     kind: CompactionKind
@@ -426,6 +427,7 @@ class Compaction(Statement):
     path: str | None = None
     instant: str | None = None
     limit: int | None = None
+    service: str = "COMPACTION"
 
 
 @dataclass(frozen=True)

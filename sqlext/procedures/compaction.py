@@ -83,19 +83,25 @@ OPS = ("schedule", "execute", "scheduleAndExecute", "run")
 ``scheduleAndExecute``)."""
 
 
-def _targets(display: str, pending: list[str], op: str, instants: Any, limit: Any) -> tuple[list[str], str]:
-    """(pending compactions the call works on, operation), as Hudi's
-    ``HoodieProcedureUtils.filterPendingInstantsAndGetOperation``."""
+def pending_targets(procedure: str, display: str, service: str, pending: list[str], op: str, instants: Any,
+                    limit: Any) -> tuple[list[str], str]:
+    """(pending instants a ``run_compaction`` / ``run_clustering`` call works on, operation), as Hudi's
+    ``HoodieProcedureUtils.filterPendingInstantsAndGetOperation``: ``instants`` only with ``execute`` (or no op),
+    each of them pending; else the oldest ``limit`` pending ones, or all.
+
+    Raises:
+        ProcedureError: instants with another op, or an instant that is not pending.
+    """
     if instants:
-        if op != "execute":
-            raise ProcedureError(f"run_compaction on {display}: specific instants only can be used in 'execute' op "
+        if op not in ("execute", ""):
+            raise ProcedureError(f"{procedure} on {display}: specific instants only can be used in 'execute' op "
                                  f"or not specific op, not {op!r}")
         wanted = sorted(i.strip() for i in str(instants).split(",") if i.strip())
         missing = [i for i in wanted if i not in pending]
         if missing:
-            raise ProcedureError(f"run_compaction on {display}: specific {','.join(missing)} instants is not exist "
-                                 f"(pending compactions: {', '.join(pending) or 'none'})")
-        return wanted, op
+            raise ProcedureError(f"{procedure} on {display}: specific {','.join(missing)} instants is not exist "
+                                 f"(pending {service}s: {', '.join(pending) or 'none'})")
+        return wanted, "execute"
     return (pending[: int(limit)] if limit is not None else pending), op
 
 
@@ -119,7 +125,8 @@ def run_compaction(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
         instants, op = str(args["timestamp"]), "execute"
     try:
         pending = [i.timestamp for i in pending_compactions(table)]
-        targets, op = _targets(display, pending, op, instants, args.get("limit"))
+        targets, op = pending_targets("run_compaction", display, "compaction", pending, op, instants,
+                                      args.get("limit"))
         if op in ("schedule", "scheduleandexecute"):
             scheduled = schedule_compaction(table, conf)
             if scheduled is not None:

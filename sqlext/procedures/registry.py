@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from sqlext.commands.context import CommandContext
 
 # Modules that register procedures when imported.
-FAMILIES = ("archive", "clean", "commits", "compaction", "copy", "filesystem", "help", "hive_sync", "repair", "savepoints", "timeline")
+FAMILIES = ("archive", "clean", "clustering", "commits", "compaction", "copy", "filesystem", "help", "hive_sync", "repair", "savepoints", "timeline")
 
 
 @dataclass(frozen=True)

@@ -157,7 +157,9 @@ def test_services_we_do_not_run_are_refused_before_writing(session: Session, tab
     session.sql(f"CREATE TABLE {table_name} (id INT, ts BIGINT) USING hudi TBLPROPERTIES (primaryKey = 'id') "
                 f"LOCATION '{path}'")
     try:
-        for key, value, match in (("hoodie.clustering.inline", "true", "clustering is not implemented yet"),
+        for key, value, match in (("hoodie.clustering.updates.strategy",
+                                   "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
+                                   "only SparkRejectUpdateStrategy is implemented"),
                                   ("hoodie.write.commit.callback.on", "true", "needs hoodie.write.commit.callback"
                                                                               ".http.url")):
             session.sql(f"SET {key}={value}")
