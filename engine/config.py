@@ -441,6 +441,27 @@ class MemoryConfig:
                               "Local directory for merge spill files.")
 
 
+class PartitionTTLConfig:
+    """Partition TTL management (Hudi 1.0 ``HoodieTTLConfig``; read by ``CALL run_ttl``). Only the ``KEEP_BY_TIME``
+    and ``KEEP_BY_CREATION_TIME`` strategies exist here; TTL after every commit (``inline``) is not implemented."""
+
+    INLINE = bool_property("hoodie.partition.ttl.inline", False,
+                           "Delete expired partitions after every commit (not implemented: run_ttl refuses true).",
+                           "hoodie.partition.ttl.automatic")
+    STRATEGY_CLASS = str_property("hoodie.partition.ttl.strategy.class", None,
+                                  "Strategy class finding expired partitions; wins over the strategy type (only "
+                                  "Hudi's KeepByTimeStrategy and KeepByCreationTimeStrategy are supported).")
+    STRATEGY_TYPE = str_property("hoodie.partition.ttl.management.strategy.type", "KEEP_BY_TIME",
+                                 "KEEP_BY_TIME (a partition's newest file slice base instant) or "
+                                 "KEEP_BY_CREATION_TIME (its partition metafile's commitTime).")
+    DAYS_RETAIN = int_property("hoodie.partition.ttl.strategy.days.retain", -1,
+                               "Days a partition is kept after its reference time; <= 0 expires nothing.")
+    PARTITION_SELECTED = str_property("hoodie.partition.ttl.strategy.partition.selected", None,
+                                      "Comma list of the partitions TTL looks at (default: every partition).")
+    MAX_PARTITIONS_TO_DELETE = int_property("hoodie.partition.ttl.strategy.max.delete.partitions", 1000,
+                                            "Most partitions one TTL run deletes (one replacecommit).")
+
+
 class HoodieConfig(Mapping[str, str]):
     """An immutable string map of ``hoodie.*`` options with typed access.
 

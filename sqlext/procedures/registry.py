@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from sqlext.commands.context import CommandContext
 
 # Modules that register procedures when imported.
-FAMILIES = ("archive", "clean", "clustering", "commits", "compaction", "copy", "filesystem", "help", "hive_sync", "repair", "savepoints", "timeline")
+FAMILIES = ("archive", "clean", "clustering", "commits", "compaction", "copy", "files", "filesystem", "help", "hive_sync",
+            "logfiles", "partitions", "repair", "savepoints", "timeline")
 
 
 @dataclass(frozen=True)
