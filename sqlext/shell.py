@@ -13,8 +13,8 @@ Results go to stdout, tab separated, ``NULL`` for nulls, a header line only when
 Fetched N row(s)`` goes to stderr unless ``-S``. An error prints ``Error in query: <message>`` on one
 line (plus the offending line and a caret for parse errors; full stack traces with ``-v``).
 
-This module and the command entry points it dispatches to (``sqlext serve``, ``sqlext metastore``) are the
-only parts of ``sqlext`` that write to stdout/stderr.
+This module and the command entry points it dispatches to (``sqlext serve``, ``sqlext metastore``,
+``sqlext report``) are the only parts of ``sqlext`` that write to stdout/stderr.
 """
 
 from __future__ import annotations
@@ -352,6 +352,9 @@ SUBCOMMANDS_HELP = """sub-commands (each has its own --help):
         and Hive sync share: start sessions with --hiveconf hive.metastore.uris=thrift://127.0.0.1:9083
   sqlext hive-sync --base-path PATH --metastore-uris thrift://HOST:PORT [--database D --table T ...]
         register or refresh a Hudi table in a Hive Metastore (the flags of Hudi's run_sync_tool.sh)
+  sqlext report TABLE|PATH [--out FILE.html]
+        one self-contained HTML page about a table: timeline, file sizes against the small-file limit
+        and target size, log files per file slice, pending and recent table services
 
 the embedded default keeps tables and an embedded Derby catalog in ./warehouse ($SQLEXT_WAREHOUSE or
 --warehouse); one process at a time can open it."""
@@ -413,7 +416,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
     return parser
 
 
-USER_MESSAGE_LOGGERS = ("sqlext.procedures", "engine.services")
+USER_MESSAGE_LOGGERS = ("sqlext.procedures", "engine.services", "engine.spark.clustering",
+                        "engine.spark.compaction")
 """Loggers whose INFO records are messages for the user (what a procedure or table service did, or why it
 did nothing): printed as plain lines on stderr unless ``-S``, like spark-sql's own informational lines."""
 
@@ -488,6 +492,10 @@ def main(argv: Sequence[str] | None = None, session_factory: SessionFactory | No
         from sqlext.serve import main as serve_main
 
         return serve_main(arguments[1:])
+    if arguments[:1] == ["report"]:
+        from sqlext.report import main as report_main
+
+        return report_main(arguments[1:])
     parser = build_arg_parser()
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)

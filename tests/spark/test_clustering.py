@@ -5,6 +5,8 @@ clustering runs after every ``inline.max.commits`` commits."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -185,5 +187,27 @@ def test_inline_clustering_and_statements(session: Session, table_name: str, tmp
         ran = session.sql(f"RUN CLUSTERING ON '{path}' AT {scheduled[0]['timestamp']}").collect()
         assert [(r["timestamp"], r["state"]) for r in ran] == [(scheduled[0]["timestamp"], "COMPLETED")]
         assert oracle(path) == [(1, "a", 1.0, "d1"), (2, "b", 2.0, "d1"), (3, "c", 3.0, "d1")]
+    finally:
+        session.sql(f"DROP TABLE {table_name}")
+
+
+def test_the_shell_shows_clustering_progress(session: Session, table_name: str, tmp_path: Path) -> None:
+    path = tmp_path / table_name
+    _small_files_table(session, table_name, path)
+    try:
+        before = oracle(path)
+        result = subprocess.run(
+            [sys.executable, "-c", "import sys; from sqlext.shell import main; sys.exit(main(sys.argv[1:]))",
+             "--warehouse", str(tmp_path / "other-warehouse"), "-e",
+             f"CALL run_clustering(path => '{path}', order => 'name')"],
+            capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-2000:]
+        lines = result.stderr.splitlines()
+        assert any(line.startswith("scheduled clustering ") and "2 groups, 8 file slices" in line for line in lines), \
+            result.stderr
+        assert any("2 of 2 groups done" in line for line in lines), result.stderr
+        assert any(line.startswith("completed clustering ") for line in lines), result.stderr
+        assert "\tCOMPLETED\t" in result.stdout
+        assert oracle(path) == before
     finally:
         session.sql(f"DROP TABLE {table_name}")
