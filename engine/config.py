@@ -268,6 +268,15 @@ class IndexConfig:
                                          "Global index: move a record whose partition changed.")
     BLOOM_UPDATE_PARTITION_PATH = bool_property("hoodie.bloom.index.update.partition.path", True,
                                         "Global bloom index: move a record whose partition changed.")
+    BLOOM_PRUNE_BY_RANGES = bool_property("hoodie.bloom.index.prune.by.ranges", True,
+                                          "Bloom index: skip files whose footer key range holds none of the keys.")
+    BLOOM_USE_CACHING = bool_property("hoodie.bloom.index.use.caching", True,
+                                      "Bloom index: cache the incoming keys between its stages (Spark).")
+    BLOOM_USE_TREEBASED_FILTER = bool_property("hoodie.bloom.index.use.treebased.filter", True,
+                                               "Bloom index: find candidate files by an interval tree (the answer "
+                                               "is the same either way).")
+    BLOOM_PARALLELISM = int_property("hoodie.bloom.index.parallelism", 0,
+                                     "Bloom index: tasks probing files (0: the Spark default parallelism).")
     BUCKET_NUM = int_property("hoodie.bucket.index.num.buckets", 4, "Buckets per partition (bucket index).")
     BUCKET_HASH_FIELD = str_property("hoodie.bucket.index.hash.field", None, "Bucket hash fields.")
 
@@ -316,7 +325,11 @@ class ArchiveConfig:
                                "Completed commits on the active timeline that trigger archival down to min.")
     BATCH = int_property("hoodie.commits.archival.batch", 10, "Archived instants per log block.")
     MERGE_ENABLE = bool_property("hoodie.archive.merge.enable", False,
-                                 "Merge small archive files (not implemented: refused when true).")
+                                 "After archiving, merge the newest small archive files into one.")
+    MERGE_SMALL_FILE_LIMIT = int_property("hoodie.archive.merge.small.file.limit.bytes", 20 * 1024 * 1024,
+                                          "Archive files under this many bytes are merge candidates.")
+    MERGE_FILES_BATCH_SIZE = int_property("hoodie.archive.merge.files.batch.size", 10,
+                                          "Merge once this many small archive files are in a row.")
     BEYOND_SAVEPOINT = bool_property("hoodie.archive.beyond.savepoint", False,
                                      "Archive commits after the first savepoint (savepointed ones are kept).")
 
@@ -427,6 +440,10 @@ class ReadConfig:
                                       "Incremental: latest_state (rows as they are now) or cdc (one row "
                                       "per change: op, ts_ms, before and after images as JSON; needs "
                                       "hoodie.table.cdc.enabled).")
+    INCR_FALLBACK_FULL_TABLE_SCAN = bool_property(
+        "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False,
+        "Incremental: when the begin instant is archived, read the latest snapshot filtered to commit times in "
+        "(begin, end] instead of the active commits in the range only.")
     QUERY_AS_RO_TABLE = bool_property("hoodie.query.as.ro.table", None,
                               "Set by Hive sync on _ro (true) / _rt (false) tables.")
 

@@ -14,8 +14,10 @@
   the plan or metadata it held, as Hudi's ``MetadataConversionUtils`` converts them), written before
   anything is deleted; then the pending state files are deleted before the completed ones, so a crash
   midway never leaves a completed instant without its history.
-
-Not done: merging small archive files (``hoodie.archive.merge.enable=true`` is refused).
+* **Merging** (``hoodie.archive.merge.enable``, :func:`merge_small_archive_files`): after archiving, the newest
+  run of archive files under ``hoodie.archive.merge.small.file.limit.bytes`` becomes one file once it is
+  ``hoodie.archive.merge.files.batch.size`` files long, behind a ``mergeArchivePlan`` that
+  :func:`recover_archive_merge` uses to finish or undo a merge that stopped half-way.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from engine.config import ArchiveConfig, CleanConfig, CompactionConfig, HoodieCo
 from engine.errors import ConfigError, CorruptFile, EngineError
 from engine.filegroup.naming import parse_log_file_name
 from engine.formats.log_format import AvroDataBlock, HeaderKey, LogWriter, read_log_blocks
+from engine.storage import FileInfo
 from engine.table import Table
 from engine.timeline import avro_serde
 from engine.timeline.commit_metadata import CommitMetadata
@@ -74,12 +77,9 @@ def check_archive_config(conf: HoodieConfig, table: str) -> None:
     """Hudi's checks on the archival settings (``HoodieWriteConfig.validate``).
 
     Raises:
-        ConfigError: min ≥ max, min not above the cleaner's retained commits, or merging asked for.
+        ConfigError: min ≥ max, or min not above the cleaner's retained commits.
     """
     low, high = conf.get(ArchiveConfig.MIN_COMMITS), conf.get(ArchiveConfig.MAX_COMMITS)
-    if conf.get(ArchiveConfig.MERGE_ENABLE):
-        raise ConfigError(f"{ArchiveConfig.MERGE_ENABLE.key}=true for table {table}: merging archive files is not "
-                          "implemented")
     if low >= high:
         raise ConfigError(f"Increase {ArchiveConfig.MAX_COMMITS.key}={high} to be greater than "
                           f"{ArchiveConfig.MIN_COMMITS.key}={low} (table {table})")
@@ -249,8 +249,13 @@ def archive(table: Table, conf: HoodieConfig) -> ArchiveResult:
         StorageError: the archive file cannot be written (nothing is deleted then) or a timeline file deleted.
     """
     check_archive_config(conf, table.base_path)
+    merging = conf.get(ArchiveConfig.MERGE_ENABLE)
+    if merging:
+        recover_archive_merge(table)
     chosen, reason = instants_to_archive(table, conf)
     if not chosen:
+        if merging:
+            merge_small_archive_files(table, conf)
         return ArchiveResult((), "", reason)
     timeline = table.timeline
     wanted = {(i.timestamp, _comparable(i.action)) for i in chosen}
@@ -277,7 +282,113 @@ def archive(table: Table, conf: HoodieConfig) -> ArchiveResult:
     archived = tuple(sorted({(i.timestamp, i.action) for i in chosen}))
     logger.info("%s: archived %d instant(s) (%d timeline files) into %s", table.base_path, len(archived),
                 len(files), name)
+    if merging:
+        merge_small_archive_files(table, conf)
     return ArchiveResult(archived, path)
+
+
+MERGE_PLAN_NAME = "mergeArchivePlan"
+"""``.hoodie/archived/mergeArchivePlan``: the plan of a merge of small archive files in progress."""
+
+
+def _archive_files(table: Table) -> list[tuple[int, FileInfo]]:
+    """``(version, file)`` of every archive file, newest first."""
+    found = []
+    for info in table.storage.list_dir(table.archive_path):
+        parsed = parse_log_file_name(info.name)
+        if parsed is not None and parsed.extension == "archive":
+            found.append((parsed.version, info))
+    return sorted(found, key=lambda item: -item[0])
+
+
+def merge_small_archive_files(table: Table, conf: HoodieConfig) -> str | None:
+    """Merge the newest run of small archive files into one (Hudi ``HoodieTimelineArchiver
+    .mergeArchiveFilesIfNecessary``): archive files newer than the newest file over
+    ``hoodie.archive.merge.small.file.limit.bytes``, once there are ``hoodie.archive.merge.files.batch.size`` of
+    them. First ``mergeArchivePlan`` (Avro ``HoodieMergeArchiveFilePlan``: the candidates' paths and the merged
+    file's name, the next version), then the merged file (the candidates' entries in order, in blocks of
+    ``hoodie.commits.archival.batch``), then the candidates are deleted, then the plan.
+
+    Returns:
+        The merged file's path, or None when there was nothing to merge.
+
+    Raises:
+        StorageError: a file cannot be written or deleted (:func:`recover_archive_merge` finishes or undoes it).
+    """
+    if not table.storage.exists(table.archive_path):
+        return None
+    files = _archive_files(table)
+    limit = conf.get(ArchiveConfig.MERGE_SMALL_FILE_LIMIT)
+    candidates = []
+    for _, info in files:
+        if info.size > limit:
+            break
+        candidates.append(info)
+    if len(candidates) < max(1, conf.get(ArchiveConfig.MERGE_FILES_BATCH_SIZE)) or not candidates:
+        return None
+    name = f".{ARCHIVE_FILE_ID}_.archive.{files[0][0] + 1}_{ARCHIVE_TOKEN}"
+    storage = table.storage
+    plan = avro_serde.serialize("HoodieMergeArchiveFilePlan", {
+        "version": 1, "candidate": [c.path for c in candidates], "mergedArchiveFileName": name})
+    storage.write_atomic(storage.join(table.archive_path, MERGE_PLAN_NAME), plan)
+    oldest_first = list(reversed(candidates))
+    records = [record for info in oldest_first for record in _archive_records(table, info.path)]
+    schema_json = avro_serde.schema_json("HoodieArchivedMetaEntry")
+    batch = max(1, conf.get(ArchiveConfig.BATCH))
+    blocks = []
+    for start in range(0, len(records), batch):
+        encoded = [avro_serde.encode_datum("HoodieArchivedMetaEntry", r) for r in records[start:start + batch]]
+        content = _I32.pack(3) + _I32.pack(len(encoded)) + b"".join(_I32.pack(len(e)) + e for e in encoded)
+        blocks.append(AvroDataBlock(header={HeaderKey.SCHEMA: schema_json}, content=content))
+    path = storage.join(table.archive_path, name)
+    with LogWriter(storage, path) as writer:
+        writer.append_blocks(blocks)
+    for info in candidates:
+        storage.delete(info.path)
+    storage.delete(storage.join(table.archive_path, MERGE_PLAN_NAME))
+    logger.info("%s: merged %d small archive files (%d entries) into %s", table.base_path, len(candidates),
+                len(records), name)
+    return path
+
+
+def recover_archive_merge(table: Table) -> None:
+    """Finish or undo a merge of archive files that stopped half-way (Hudi
+    ``verifyLastMergeArchiveFilesIfNecessary``): with every candidate still present the merged file (if any) is
+    deleted; otherwise the merged file is complete and the remaining candidates are deleted. The plan goes last;
+    an unreadable plan (the crash came while writing it) is just deleted."""
+    storage = table.storage
+    plan_path = storage.join(table.archive_path, MERGE_PLAN_NAME)
+    if not storage.exists(plan_path):
+        return
+    try:
+        plan = avro_serde.deserialize(storage.read_bytes(plan_path), "HoodieMergeArchiveFilePlan")
+    except EngineError as exc:
+        logger.warning("%s: unreadable archive merge plan deleted (%s)", table.base_path, exc)
+        storage.delete(plan_path)
+        return
+    merged = storage.join(table.archive_path, plan.get("mergedArchiveFileName") or "")
+    names = {p.rsplit("/", 1)[-1] for p in plan.get("candidate") or []}
+    present = [info for _, info in _archive_files(table) if info.name in names]
+    if len(present) == len(names):
+        if plan.get("mergedArchiveFileName") and storage.exists(merged):
+            storage.delete(merged)
+        logger.warning("%s: undid an interrupted merge of archive files", table.base_path)
+    elif storage.exists(merged):
+        for info in present:
+            storage.delete(info.path)
+        logger.warning("%s: finished an interrupted merge of archive files", table.base_path)
+    storage.delete(plan_path)
+
+
+def _archive_records(table: Table, path: str) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    for block in read_log_blocks(table.storage, path):
+        if isinstance(block, AvroDataBlock):
+            try:
+                records.extend(block.records())
+            except EngineError as exc:
+                raise CorruptFile(f"archive file {path}: {exc}") from exc
+    return records
 
 
 def read_archived(table: Table) -> list[dict[str, Any]]:
@@ -287,18 +398,8 @@ def read_archived(table: Table) -> list[dict[str, Any]]:
         CorruptFile: an undecodable archive block.
     """
     entries: list[dict[str, Any]] = []
-    names = []
-    for info in table.storage.list_dir(table.archive_path):
-        parsed = parse_log_file_name(info.name)
-        if parsed is not None and parsed.extension == "archive":
-            names.append((parsed.version, info.path))
-    for _, path in sorted(names):
-        for block in read_log_blocks(table.storage, path):
-            if isinstance(block, AvroDataBlock):
-                try:
-                    entries.extend(block.records())
-                except EngineError as exc:
-                    raise CorruptFile(f"archive file {path}: {exc}") from exc
+    for _, info in reversed(_archive_files(table)):
+        entries.extend(_archive_records(table, info.path))
     return entries
 
 

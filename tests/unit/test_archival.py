@@ -4,6 +4,7 @@ never archived, and the archive file Hudi's readers expect."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,13 @@ from engine.config import HoodieConfig
 from engine.errors import ConfigError
 from engine.filegroup.naming import base_file_name
 from engine.filegroup.partition_metadata import write_partition_metadata
-from engine.services.archive import archive, instants_to_archive, read_archived
+from engine.services.archive import (
+    MERGE_PLAN_NAME,
+    archive,
+    instants_to_archive,
+    read_archived,
+    recover_archive_merge,
+)
 from engine.table import Table
 from engine.timeline import COMMIT, REPLACE_COMMIT, CommitMetadata, WriteStat, avro_serde
 from engine.timeline.instant import SAVEPOINT
@@ -102,6 +109,63 @@ def test_settings_hudi_refuses(tmp_path: Path) -> None:
         archive(table, _conf(low=2, high=6))
     with pytest.raises(ConfigError, match="hoodie.keep.max.commits=4"):
         archive(table, _conf(low=4, high=4))
-    with pytest.raises(ConfigError, match="hoodie.archive.merge.enable=true"):
-        archive(table, _conf(**{"hoodie.archive.merge.enable": "true"}))
     assert COMMIT == "commit"
+
+
+def _archive_names(table: Table) -> list[str]:
+    return sorted(n for n in os.listdir(table.archive_path) if n.startswith(".commits_"))
+
+
+def test_small_archive_files_are_merged_in_order(tmp_path: Path) -> None:
+    table = _table(tmp_path)
+    merge = {"hoodie.archive.merge.enable": "true", "hoodie.archive.merge.files.batch.size": "3"}
+    _commits(table, T[:7])
+    archive(table, _conf(**merge))  # archive file 1
+    _commits(table, T[7:10])
+    archive(table, _conf(**merge))  # file 2: two small files, fewer than the batch size
+    assert _archive_names(table) == [".commits_.archive.1_1-0-1", ".commits_.archive.2_1-0-1"]
+    before = read_archived(table)
+    _commits(table, T[10:13])
+    archive(table, _conf(**merge))  # file 3, then 1-3 are merged into 4
+    assert _archive_names(table) == [".commits_.archive.4_1-0-1"]
+    merged = read_archived(table)
+    assert merged[:len(before)] == before
+    assert [e["commitTime"] for e in merged if e["actionState"] == "COMPLETED"] == T[:9]
+    assert not os.path.exists(os.path.join(table.archive_path, MERGE_PLAN_NAME))
+    # A file over the small-file limit stops the run of candidates: nothing older is merged.
+    _commits(table, T[13:16])
+    archive(table, _conf(**merge, **{"hoodie.archive.merge.small.file.limit.bytes": "1"}))
+    assert _archive_names(table) == [".commits_.archive.4_1-0-1", ".commits_.archive.5_1-0-1"]
+
+
+def test_an_interrupted_merge_is_undone_or_finished(tmp_path: Path) -> None:
+    table = _table(tmp_path)
+    merge = {"hoodie.archive.merge.enable": "true", "hoodie.archive.merge.files.batch.size": "100"}
+    for start in (0, 7, 10):
+        _commits(table, T[start:start + (7 if start == 0 else 3)])
+        archive(table, _conf(**merge))
+    files = _archive_names(table)
+    assert len(files) == 3
+    entries = read_archived(table)
+    candidates = [os.path.join(table.archive_path, n) for n in files]
+
+    def plan(merged: str) -> None:
+        content = avro_serde.serialize("HoodieMergeArchiveFilePlan",
+                                       {"version": 1, "candidate": candidates, "mergedArchiveFileName": merged})
+        with open(os.path.join(table.archive_path, MERGE_PLAN_NAME), "wb") as handle:
+            handle.write(content)
+
+    # Stopped while writing the merged file: every candidate is there, the partial file goes.
+    plan(".commits_.archive.4_1-0-1")
+    with open(os.path.join(table.archive_path, ".commits_.archive.4_1-0-1"), "wb") as handle:
+        handle.write(b"#HUDI#partial")
+    recover_archive_merge(table)
+    assert _archive_names(table) == files and read_archived(table) == entries
+    assert not os.path.exists(os.path.join(table.archive_path, MERGE_PLAN_NAME))
+    # Stopped while deleting the candidates: the merged file is complete, the rest of the candidates go.
+    merged_path = os.path.join(table.archive_path, ".commits_.archive.4_1-0-1")
+    shutil.copy(candidates[0], merged_path)  # stands for the merged file
+    plan(".commits_.archive.4_1-0-1")
+    os.remove(candidates[0])
+    recover_archive_merge(table)
+    assert _archive_names(table) == [".commits_.archive.4_1-0-1"]
