@@ -190,9 +190,20 @@ def plan_query(
         raw_end = options.raw(ReadConfig.END_INSTANTTIME)
         end = _incremental_bound(raw_end) if raw_end else (completed[-1] if completed else begin)
         as_of = end
-        touched = set()
-        for instant in timeline.completed_commits():
-            if begin < instant.timestamp <= end:
+        in_range = [i for i in timeline.completed_commits() if begin < i.timestamp <= end]
+        archived_begin = bool(completed) and begin < completed[0]
+        if archived_begin and options.get(ReadConfig.INCR_FALLBACK_FULL_TABLE_SCAN):
+            # Hudi IncrementalRelation: the latest snapshot, rows with commit time in (begin, end].
+            as_of = None
+            if in_range:
+                end = in_range[-1].timestamp
+        else:
+            if archived_begin and in_range:
+                # Hudi reads the active commits of the range only: rows from its first one on.
+                head = in_range[0].timestamp
+                begin = f"{int(head) - 1:0{len(head)}d}"
+            touched = set()
+            for instant in in_range:
                 touched.update(stat.file_id for stat in table.commit_metadata(instant).all_write_stats())
     visible = frozenset(t for t in completed if as_of is None or t <= as_of)
     view = table.file_system_view(as_of)
