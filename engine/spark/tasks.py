@@ -17,6 +17,7 @@ from pyspark.broadcast import Broadcast
 
 from engine.config import HoodieConfig
 from engine.formats.conform import conform_table
+from engine.index.bloom import lookup_files
 from engine.index.simple import KeyedFile, read_key_locations
 from engine.keygen import KeyGenerator
 from engine.storage import Storage
@@ -81,19 +82,28 @@ def add_keys_fn(props: dict[str, str], key_schema: pa.Schema, with_partition: bo
 
 
 def read_keys_fn(storage: Storage, props: dict[str, str], groups: list[list[KeyedFile]],
-                 wanted: Broadcast[pa.Array] | None = None) -> ArrowBatchFn:
+                 wanted: Broadcast[pa.Array] | None = None,
+                 by_partition: Broadcast[dict[str, pa.Array]] | None = None, bloom: bool = False) -> ArrowBatchFn:
     """``mapInArrow`` function over ``spark.range(len(groups))``: for each id, the
     ``(_hoodie_record_key, _hoodie_partition_path, _hoodie_file_id)`` of every file of that group (base
     files, or log files); with ``wanted`` (a broadcast ``pa.string()`` array), only the rows whose key is in
-    it."""
+    it, or with ``by_partition`` (partition → keys) only those of the file's partition. With ``bloom`` (and
+    keys to look for) each base file is first pruned by its key range and bloom filter
+    (:func:`engine.index.bloom.lookup_file`)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         conf = HoodieConfig(props)
         keep = wanted.value if wanted is not None else None
+        per_partition = by_partition.value if by_partition is not None else None
         for batch in batches:
             for group in batch.column(0).to_pylist():
+                if bloom and (keep is not None or per_partition is not None):
+                    yield from lookup_files(storage, groups[group], per_partition, keep, conf).to_batches()
+                    continue
                 for file in groups[group]:
-                    yield from read_key_locations(storage, file, conf, keep).to_batches()
+                    among = per_partition.get(file.partition_path, pa.array([], pa.string())) \
+                        if per_partition is not None else keep
+                    yield from read_key_locations(storage, file, conf, among).to_batches()
 
     return run
 

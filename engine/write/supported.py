@@ -8,10 +8,10 @@ from engine.config import HoodieConfig, IndexConfig, TableConfig
 from engine.formats.cdc import SupplementalLoggingMode
 from engine.table import Table
 
-SUPPORTED_INDEX_TYPES = ("SIMPLE", "GLOBAL_SIMPLE", "BLOOM")
-"""``hoodie.index.type`` values writes accept (``BLOOM`` tags as ``SIMPLE`` does: same locations, no bloom
-pruning yet). ``GLOBAL_BLOOM``, ``BUCKET``, ``RECORD_INDEX``, ``HBASE``, ``INMEMORY`` and ``FLINK_STATE`` are
-refused."""
+SUPPORTED_INDEX_TYPES = ("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM")
+"""``hoodie.index.type`` values writes accept (the bloom indexes prune files by footer key ranges and bloom
+filters: :mod:`engine.index.bloom`). ``BUCKET``, ``RECORD_INDEX``, ``HBASE``, ``INMEMORY`` and ``FLINK_STATE``
+are refused."""
 
 
 def check_write_supported(table: Table, conf: HoodieConfig) -> None:
