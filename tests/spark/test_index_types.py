@@ -32,7 +32,7 @@ def test_index_types_agree_on_a_random_history(session: Session, table_name: str
             LOCATION '{tmp_path / name}'""")
     model: dict[int, tuple[str, int]] = {}
     try:
-        for step in range(5):
+        for step in range(4):
             ts = step + 1
             kind = "insert" if step == 0 else rng.choice(["insert", "merge", "delete"])
             if kind == "insert":
