@@ -3,7 +3,7 @@
 Builds one copy-on-write table (``--files`` bulk-inserted base files of ``--rows`` rows, keys ``k<10 digits>`` in
 insert order, so each file holds a contiguous key range), then tags ``--keys`` incoming keys — half an existing
 contiguous range (updates, as the issue's MERGE of 1%), half new keys — with ``hoodie.index.type`` SIMPLE and
-BLOOM, through the writer's tagging (:func:`engine.spark.writer.tag_locations`), median of ``--repeat`` runs each
+BLOOM, through the writer's tagging (:func:`engine.spark.index.tag_locations`), median of ``--repeat`` runs each
 (interleaved, same data). For BLOOM the files whose footers were read, pruned by range or bloom filter and whose
 key column was read come from :mod:`engine.index.bloom` run on the driver over the same keys.
 
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     from engine.config import HoodieConfig
     from engine.index.bloom import ProbeStats, lookup_files
     from engine.index.simple import files_to_index
-    from engine.spark.writer import tag_locations
+    from engine.spark.index import tag_locations
     from engine.table import Table
     from engine.write.prepare import FILE_ID, PARTITION_PATH, RECORD_KEY
 

@@ -20,24 +20,19 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark import StorageLevel
-from pyspark.broadcast import Broadcast
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
 
 from engine import errors
 from engine.auto_keys import is_keyless, validate_auto_key_config
-from engine.config import HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
+from engine.config import HoodieConfig, TableConfig, WriteConfig, parse_list
 from engine.errors import EngineError, WriteError
-from engine.filegroup.naming import parse_log_file_name
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
-from engine.index.simple import KeyedFile, balanced_groups, files_to_index
 from engine.keygen import KeyGenerator
 from engine.schema.history import SchemaEvolution
 from engine.services.post_commit import check_services_supported, run_post_commit
@@ -46,6 +41,7 @@ from engine.spark.bucket_column import bucket_column
 from engine.spark.clustering import run_inline_clustering
 from engine.spark.compaction import run_inline_compaction
 from engine.spark.dup_policy import apply_dup_policy, insert_dup_policy
+from engine.spark.index import existing_key_locations, tag_locations
 from engine.spark.key_columns import partition_path_column, record_key_column
 from engine.spark.schema import arrow_to_spark
 from engine.spark.task_errors import failure_summary, unwrap_task_error
@@ -170,129 +166,6 @@ def auto_key_column(instant: str) -> Column:
     pid = F.spark_partition_id().cast(LongType())
     row_id = F.monotonically_increasing_id() - F.shiftleft(pid, 33)
     return F.concat(F.lit(f"{instant}_"), pid.cast(StringType()), F.lit("_"), row_id.cast(StringType()))
-
-
-BLOOM_INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM")
-BLOOM_BROADCAST_MAX_KEYS = 2_000_000
-"""Incoming keys a bloom-index lookup broadcasts to its tasks; a larger write is tagged by the simple index's
-join (the same answer, every stored key read)."""
-
-
-def existing_key_locations(
-    spark: SparkSession, table: Table, partitions: Sequence[str] | None, conf: HoodieConfig,
-    wanted: Broadcast[pa.Array] | None = None, by_partition: Broadcast[dict[str, pa.Array]] | None = None,
-) -> DataFrame:
-    """The simple index's side of the join: ``(_hoodie_record_key, _hoodie_partition_path,
-    _hoodie_file_id)`` of every record in the latest base files of ``partitions`` (all when ``None``), and
-    of merge-on-read log files that may hold keys no base file has (:func:`engine.index.simple.files_to_index`).
-
-    Without ``wanted``, base files of a local table with meta fields are read by Spark's own parquet reader
-    (only the ``_hoodie_record_key`` column; file group and partition joined on by file name), so the keys
-    never pass through Python; log files, tables without meta fields (keys come from the key generator),
-    remote storage and paths Hadoop would take for glob patterns go through Python tasks
-    (:func:`engine.spark.tasks.read_keys_fn`).
-
-    With ``wanted`` (a broadcast ``pa.string()`` array of the incoming keys, Hudi's "keys to look up") or
-    ``by_partition`` (partition → incoming keys), every file is read by Python tasks that keep only those keys:
-    pyarrow reads a key column about twice as fast as Spark, and only the matches cross into the JVM. With
-    ``hoodie.index.type`` BLOOM or GLOBAL_BLOOM a base file's key column is read only when its footer's key
-    range and bloom filter admit some of the keys (:mod:`engine.index.bloom`).
-    """
-    names = table.file_system_view().partition_paths() if partitions is None else list(partitions)
-    files = files_to_index(table, names)
-    schema = StructType([StructField(RECORD_KEY, StringType()), StructField(PARTITION_PATH, StringType()),
-                         StructField(FILE_ID, StringType())])
-    if not files:
-        return spark.createDataFrame([], schema)
-    frames: list[DataFrame] = []
-    in_python = files
-    lookup = wanted is not None or by_partition is not None
-    if not lookup and table.storage.is_local and conf.get(TableConfig.POPULATE_META_FIELDS):
-        base = [f for f in files if parse_log_file_name(f.path.rsplit("/", 1)[-1]) is None
-                and not _HADOOP_GLOB.search(f.path)]
-        chosen = set(base)
-        in_python = [f for f in files if f not in chosen]
-        if base:
-            frames.append(_base_file_keys_in_spark(spark, base))
-    if in_python:
-        # One task per group of files of about equal size; the groups travel in the function.
-        groups = balanced_groups(in_python, spark.sparkContext.defaultParallelism * 2)
-        bloom = conf.get(IndexConfig.TYPE).upper() in BLOOM_INDEX_TYPES
-        frames.append(spark.range(len(groups), numPartitions=len(groups)).mapInArrow(
-            tasks.read_keys_fn(table.storage, conf.as_dict(), groups, wanted, by_partition, bloom), schema))
-    result = frames[0]
-    for frame in frames[1:]:
-        result = result.unionByName(frame)
-    return result
-
-
-_HADOOP_GLOB = re.compile(r"[*?\[\]{}\\]")
-
-
-def _base_file_keys_in_spark(spark: SparkSession, files: Sequence[KeyedFile]) -> DataFrame:
-    """``(_hoodie_record_key, _hoodie_partition_path, _hoodie_file_id)`` of local base files, read by
-    Spark's vectorized parquet reader."""
-    file_column = "__sqlext_base_file_name"
-    listing = spark.createDataFrame(
-        [(f.path.rsplit("/", 1)[-1], f.partition_path, f.file_id) for f in files],
-        StructType([StructField(file_column, StringType()), StructField(PARTITION_PATH, StringType()),
-                     StructField(FILE_ID, StringType())]))
-    keys = spark.read.schema(StructType([StructField(RECORD_KEY, StringType())])) \
-        .parquet(*[f.path for f in files]) \
-        .select(RECORD_KEY, F.col("_metadata.file_name").alias(file_column))
-    return keys.join(F.broadcast(listing), on=file_column).select(RECORD_KEY, PARTITION_PATH, FILE_ID)
-
-
-def tag_locations(
-    spark: SparkSession, table: Table, keyed: DataFrame, conf: HoodieConfig
-) -> DataFrame:
-    """Tag keyed records with ``_hoodie_file_id`` of the file group holding their key (null when new).
-
-    Index types (``hoodie.index.type``): ``SIMPLE`` (Hudi ``HoodieSimpleIndex``: key and partition must match;
-    every stored key of the touched partitions read and joined), ``BLOOM`` (Hudi ``HoodieBloomIndex``: the same
-    answer, files pruned by their footers' key ranges and bloom filters first), ``GLOBAL_SIMPLE`` /
-    ``GLOBAL_BLOOM`` (key only, over every partition; the stored partition wins).
-
-    Raises:
-        ConfigError: another index type.
-    """
-    index_type = conf.get(IndexConfig.TYPE).upper()
-    if index_type not in ("SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM"):
-        raise errors.ConfigError(f"hoodie.index.type={index_type} is not supported for table "
-                                 f"{table.base_path} (supported: SIMPLE, BLOOM, GLOBAL_SIMPLE, GLOBAL_BLOOM)")
-    is_global = index_type.startswith("GLOBAL_")
-    stored = None
-    if index_type in BLOOM_INDEX_TYPES:
-        incoming = keyed.select(RECORD_KEY, PARTITION_PATH).distinct()
-        if incoming.count() <= BLOOM_BROADCAST_MAX_KEYS:
-            pairs = incoming.toArrow()
-            if is_global:
-                wanted = spark.sparkContext.broadcast(
-                    pc.unique(pairs.column(0).combine_chunks().cast(pa.string())))
-                stored = existing_key_locations(spark, table, None, conf, wanted=wanted)
-            else:
-                grouped: dict[str, pa.Array] = {}
-                partitions_col = pairs.column(1).combine_chunks()
-                keys_col = pairs.column(0).combine_chunks().cast(pa.string())
-                for partition in pc.unique(partitions_col).to_pylist():
-                    grouped[str(partition)] = keys_col.filter(pc.equal(partitions_col, partition))
-                per_partition = spark.sparkContext.broadcast(grouped)
-                stored = existing_key_locations(spark, table, sorted(grouped), conf, by_partition=per_partition)
-    if stored is None:
-        if is_global:
-            stored = existing_key_locations(spark, table, None, conf)
-        else:
-            partitions = [r[0] for r in keyed.select(PARTITION_PATH).distinct().collect()]
-            stored = existing_key_locations(spark, table, partitions, conf)
-    if is_global:
-        stored = stored.withColumnRenamed(PARTITION_PATH, "_stored_partition")
-        joined = keyed.join(stored, on=RECORD_KEY, how="left")
-        tagged = joined.withColumn(
-            PARTITION_PATH, F.coalesce(F.col("_stored_partition"), F.col(PARTITION_PATH))
-        ).drop("_stored_partition")
-    else:
-        tagged = keyed.join(stored, on=[RECORD_KEY, PARTITION_PATH], how="left")
-    return tagged
 
 
 def _dedupe_in_spark(df: DataFrame, precombine: str | None) -> DataFrame:

@@ -30,7 +30,8 @@ from pyspark.sql.types import BooleanType, StringType
 
 from engine.config import HoodieConfig
 from engine.formats.avro_schema import META_FIELDS
-from engine.spark.writer import add_keys, existing_key_locations, keys_computed_in_spark
+from engine.spark.index import existing_key_locations
+from engine.spark.writer import add_keys, keys_computed_in_spark
 from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from sqlext.catalog import quote
 from sqlext.commands.merge.validate import MergeScope, unqualified
