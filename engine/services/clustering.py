@@ -35,7 +35,9 @@ from typing import Any
 
 from engine.config import ClusteringConfig, HoodieConfig, LayoutConfig, WriteConfig, parse_list
 from engine.errors import ConcurrentWriteError, ConfigError, TableServiceError
+from engine.filegroup.naming import parse_base_file_name, parse_log_file_name
 from engine.filegroup.slices import FileSlice
+from engine.filegroup.view import FileSystemView
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
 from engine.schema.history import LATEST_SCHEMA, SchemaEvolution, avro_of
 from engine.table import Table
@@ -86,8 +88,6 @@ class ClusteringSlice:
     @staticmethod
     def from_avro(record: dict[str, Any]) -> ClusteringSlice:
         """Parse a ``HoodieSliceInfo`` (paths reduced to file names: the plan stays valid if the table moves)."""
-        from engine.filegroup.naming import parse_base_file_name, parse_log_file_name
-
         base = (record.get("dataFilePath") or "").rsplit("/", 1)[-1]
         logs = tuple(str(p).rsplit("/", 1)[-1] for p in record.get("deltaFilePaths") or [])
         instant = ""
@@ -276,11 +276,11 @@ def build_groups(slices: Sequence[FileSlice], conf: HoodieConfig) -> list[Cluste
             for group, outputs in cut]
 
 
-def eligible_slices(table: Table, partition: str, conf: HoodieConfig) -> list[FileSlice]:
-    """Latest slices of ``partition`` outside pending compactions and clusterings whose base file is under
-    ``hoodie.clustering.plan.strategy.small.file.limit`` (Hudi ``getFileSlicesEligibleForClustering``)."""
-    view = table.file_system_view()
-    busy = set(view.pending_compaction_file_groups()) | set(view.file_groups_in_pending_clustering())
+def eligible_slices(view: FileSystemView, partition: str, conf: HoodieConfig,
+                    busy: set[tuple[str, str]]) -> list[FileSlice]:
+    """Latest slices of ``partition`` outside ``busy`` (file groups in pending compactions and clusterings) whose
+    base file is under ``hoodie.clustering.plan.strategy.small.file.limit`` (Hudi
+    ``getFileSlicesEligibleForClustering``)."""
     limit = conf.get(ClusteringConfig.SMALL_FILE_LIMIT)
     return [fs for fs in view.latest_file_slices(partition, merge_pending_compaction=False)
             if (partition, fs.file_id) not in busy and not fs.is_empty
@@ -366,6 +366,7 @@ def plan_clustering(table: Table, conf: HoodieConfig) -> tuple[ClusteringPlan | 
     if not_due is not None:
         return None, not_due
     view = table.file_system_view()
+    busy = set(view.pending_compaction_file_groups()) | set(view.file_groups_in_pending_clustering())
     partitions = filter_partitions(view.partition_paths(), conf)
     if not partitions:
         return None, "no partition selected (partition filter, regex or selected partitions)"
@@ -373,7 +374,7 @@ def plan_clustering(table: Table, conf: HoodieConfig) -> tuple[ClusteringPlan | 
     groups: list[ClusteringGroup] = []
     candidates = 0
     for partition in partitions:
-        slices = eligible_slices(table, partition, conf)
+        slices = eligible_slices(view, partition, conf, busy)
         candidates += len(slices)
         groups.extend(build_groups(slices, conf)[:max_groups])
         if len(groups) >= max_groups:
