@@ -277,8 +277,11 @@ class IndexConfig:
                                                "is the same either way).")
     BLOOM_PARALLELISM = int_property("hoodie.bloom.index.parallelism", 0,
                                      "Bloom index: tasks probing files (0: the Spark default parallelism).")
+    BUCKET_ENGINE = str_property("hoodie.index.bucket.engine", "SIMPLE",
+                                 "Bucket index engine: SIMPLE (fixed buckets; CONSISTENT_HASHING is refused).")
     BUCKET_NUM = int_property("hoodie.bucket.index.num.buckets", 4, "Buckets per partition (bucket index).")
-    BUCKET_HASH_FIELD = str_property("hoodie.bucket.index.hash.field", None, "Bucket hash fields.")
+    BUCKET_HASH_FIELD = str_property("hoodie.bucket.index.hash.field", None,
+                                     "Bucket index: record key fields hashed (default: all of them).")
 
 
 class CompactionConfig:

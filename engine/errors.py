@@ -92,6 +92,11 @@ class ConcurrentWriteError(EngineError):
     retryable = True
 
 
+class IndexLookupError(EngineError):
+    """The index cannot locate records: a bucket claimed by two file groups, a partition laid out by another
+    index type (Hudi ``HoodieIndexException``)."""
+
+
 class WriteError(EngineError):
     """A write failed after its instant was started; the instant is left inflight and the next writer
     rolls it back."""

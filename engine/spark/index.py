@@ -5,24 +5,27 @@ is plain pyarrow in :mod:`engine.index`; this module only decides which task rea
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.broadcast import Broadcast
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from engine import errors
 from engine.config import HoodieConfig, IndexConfig, TableConfig
 from engine.filegroup.naming import parse_log_file_name
+from engine.index.bucket import BucketSpec, bucket_file_groups, bucket_ids, new_bucket_groups
 from engine.index.simple import KeyedFile, balanced_groups, files_to_index
 from engine.spark import tasks
 from engine.table import Table
 from engine.write.prepare import FILE_ID, PARTITION_PATH, RECORD_KEY
 
 BLOOM_INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM")
+BUCKET_ID = "_hoodie_bucket_id"
+"""Column of a record's bucket number while the bucket index tags it."""
 BLOOM_BROADCAST_MAX_KEYS = 2_000_000
 """Incoming keys a bloom-index lookup broadcasts to its tasks; a larger write is tagged by the simple index's
 join (the same answer, every stored key read)."""
@@ -93,6 +96,45 @@ def _base_file_keys_in_spark(spark: SparkSession, files: Sequence[KeyedFile]) ->
     return keys.join(F.broadcast(listing), on=file_column).select(RECORD_KEY, PARTITION_PATH, FILE_ID)
 
 
+BROADCAST_KEY_BYTES = 64 * 2**20
+"""Incoming keys whose size Spark's optimizer estimates at up to this many bytes are collected and broadcast to
+the tasks reading the stored keys (:func:`locate_keys`)."""
+BROADCAST_KEY_ROWS = 1_000_000
+"""Incoming keys counted up to this many are broadcast too (when the estimate is larger or unknown)."""
+
+
+def _estimated_bytes(df: DataFrame) -> int:
+    """Spark's optimizer estimate of ``df``'s size in bytes (``spark.sql.defaultSizeInBytes`` when unknown)."""
+    return int(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
+
+
+def locate_keys(
+    spark: SparkSession, table: Table, keys: DataFrame, conf: HoodieConfig,
+    count_rows: Callable[[], int] | None = None,
+) -> tuple[DataFrame, list[Callable[[], object]]]:
+    """Where the index finds the given record keys (Hudi ``HoodieIndex.tagLocation`` without the records):
+    ``(_hoodie_record_key, _hoodie_partition_path, _hoodie_file_id)`` of every stored record whose key occurs in
+    ``keys`` (a DataFrame with a ``_hoodie_record_key`` column), over all partitions.
+
+    Keys of moderate size (:data:`BROADCAST_KEY_BYTES` by the optimizer's estimate, or up to
+    :data:`BROADCAST_KEY_ROWS` by ``count_rows()``, default counting ``keys``) are broadcast to the tasks reading
+    the stored keys, which keep only those; with ``hoodie.index.type`` BLOOM or GLOBAL_BLOOM those tasks first
+    prune files by footer key ranges and bloom filters (:func:`existing_key_locations`). More keys are
+    semi-joined in Spark against every stored key.
+
+    Returns:
+        The locations and the callbacks that release what the lookup holds (call them after the write).
+    """
+    distinct = keys.select(F.col(RECORD_KEY).cast(StringType()).alias(RECORD_KEY)).distinct()
+    count = count_rows or distinct.count
+    if _estimated_bytes(distinct) <= BROADCAST_KEY_BYTES or count() <= BROADCAST_KEY_ROWS:
+        values = distinct.toArrow().column(0).combine_chunks().cast(pa.string())
+        wanted: Broadcast[pa.Array] = spark.sparkContext.broadcast(values)
+        return existing_key_locations(spark, table, None, conf, wanted=wanted), [wanted.destroy]
+    stored = existing_key_locations(spark, table, None, conf).join(distinct, on=RECORD_KEY, how="left_semi")
+    return stored, []
+
+
 def tag_locations(
     spark: SparkSession, table: Table, keyed: DataFrame, conf: HoodieConfig
 ) -> DataFrame:
@@ -143,3 +185,60 @@ def tag_locations(
     else:
         tagged = keyed.join(stored, on=[RECORD_KEY, PARTITION_PATH], how="left")
     return tagged
+
+
+def bucket_id_column(spec: BucketSpec, key: str = RECORD_KEY) -> Column:
+    """``int`` bucket number of each record (:func:`engine.index.bucket.bucket_ids` on executors, only the key
+    column crossing into Python)."""
+    fields, num = spec.hash_fields, spec.num_buckets
+
+    def ids(keys: pa.Array) -> pa.Array:
+        return bucket_ids(keys, fields, num)
+
+    udf = F.arrow_udf(ids, IntegerType())  # type: ignore[call-overload]  # stubs lack the (function, type) form
+    return udf(F.col(key))
+
+
+def tag_buckets(
+    spark: SparkSession, table: Table, keyed: DataFrame, conf: HoodieConfig, *, reuse_existing: bool = True
+) -> tuple[DataFrame, dict[str, str]]:
+    """Tag records with the file group of their bucket (Hudi ``HoodieSimpleBucketIndex.tagLocation``): no data
+    file is read; the buckets of the latest file slices of the touched partitions are the index.
+
+    Every record gets ``_hoodie_file_id``: the file group of its ``(partition, bucket)`` when one exists (a key
+    not stored there is an insert into it, written by its merge or append handle, as in Hudi), else a new
+    bucket file group id (:func:`engine.index.bucket.bucket_file_id`). Rows that already carry a
+    ``_hoodie_file_id`` (a prepped MERGE's matched rows) keep it.
+
+    Args:
+        reuse_existing: False for overwrites: every bucket gets a new file group (the old ones are replaced).
+
+    Returns:
+        The tagged rows and the new file groups (file id → partition path) the write creates.
+
+    Raises:
+        ConfigError: bad bucket settings (:meth:`engine.index.bucket.BucketSpec.from_config`).
+        IndexLookupError: a partition has two file groups for one bucket, or file groups of another index type.
+    """
+    spec = BucketSpec.from_config(conf, table.base_path)
+    with_bucket = keyed.withColumn(BUCKET_ID, bucket_id_column(spec))
+    pairs = [(str(r[0]), int(r[1])) for r in with_bucket.select(PARTITION_PATH, BUCKET_ID).distinct().collect()]
+    existing: dict[str, dict[int, str]] = {}
+    if reuse_existing:
+        view = table.file_system_view()
+        for partition in sorted({p for p, _ in pairs}):
+            file_ids = [fs.file_id for fs in view.latest_file_slices(partition, merge_pending_compaction=False)]
+            existing[partition] = bucket_file_groups(partition, file_ids, table.base_path)
+    groups = new_bucket_groups(pairs, existing)
+    known = {fid for mapping in existing.values() for fid in mapping.values()}
+    created = {fid: partition for (partition, _), fid in groups.items() if fid not in known}
+    schema = StructType([StructField(PARTITION_PATH, StringType()), StructField(BUCKET_ID, IntegerType()),
+                         StructField("_bucket_file_id", StringType())])
+    mapping = spark.createDataFrame([(p, b, fid) for (p, b), fid in groups.items()], schema)
+    joined = with_bucket.join(F.broadcast(mapping), on=[PARTITION_PATH, BUCKET_ID], how="left")
+    if FILE_ID in keyed.columns:
+        located = F.coalesce(F.col(FILE_ID), F.col("_bucket_file_id"))
+        tagged = joined.withColumn(FILE_ID, located).drop("_bucket_file_id", BUCKET_ID)
+    else:
+        tagged = joined.withColumnRenamed("_bucket_file_id", FILE_ID).drop(BUCKET_ID)
+    return tagged.select(*keyed.columns, *([] if FILE_ID in keyed.columns else [FILE_ID])), created

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -30,7 +30,7 @@ from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, St
 
 from engine import errors
 from engine.auto_keys import is_keyless, validate_auto_key_config
-from engine.config import HoodieConfig, TableConfig, WriteConfig, parse_list
+from engine.config import HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
 from engine.errors import EngineError, WriteError
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
 from engine.keygen import KeyGenerator
@@ -41,7 +41,7 @@ from engine.spark.bucket_column import bucket_column
 from engine.spark.clustering import run_inline_clustering
 from engine.spark.compaction import run_inline_compaction
 from engine.spark.dup_policy import apply_dup_policy, insert_dup_policy
-from engine.spark.index import existing_key_locations, tag_locations
+from engine.spark.index import locate_keys, tag_buckets, tag_locations
 from engine.spark.key_columns import partition_path_column, record_key_column
 from engine.spark.schema import arrow_to_spark
 from engine.spark.task_errors import failure_summary, unwrap_task_error
@@ -233,6 +233,10 @@ def write_dataframe(
             raise errors.ConfigError(
                 f"delete from {table.base_path}: the table has no primaryKey (auto-generated keys); delete "
                 "records by their stored _hoodie_record_key (a prepped write, as DELETE FROM does)")
+    if operation is WriteOperation.BULK_INSERT and _is_bucket_index(conf):
+        # Every record must land in its bucket's one file group, existing or new: a tagged insert.
+        logger.info("bulk_insert into %s with hoodie.index.type=BUCKET is written as insert", table.base_path)
+        operation = WriteOperation.INSERT
     metrics = WriteMetrics(operation=operation.value)
     table_schema = table_arrow_schema(table)  # every column, the key generator's input
     data_schema = stored_arrow_schema(table, table_schema)  # what files and the commit schema hold
@@ -254,6 +258,7 @@ def write_dataframe(
     check_services_supported(conf, table.base_path)
     dup_policy = insert_dup_policy(conf, table)
     persisted: list[DataFrame] = []
+    held: list[Callable[[], object]] = []  # broadcasts of index lookups, released after the write
     early_keyed = None
     if operation is not WriteOperation.BULK_INSERT and not prepped and not keyless:
         # Values cast to the table's types, record keys and partition paths are computed (and cached) before
@@ -288,7 +293,8 @@ def write_dataframe(
                     df, table, conf, table_schema, auto_key_instant=instant.timestamp)
                 if dup_policy != "none" and not keyless and table.timeline.completed_commits() and (
                         operation in (WriteOperation.INSERT, WriteOperation.UPSERT)):
-                    stored = existing_key_locations(spark, table, None, conf)
+                    stored, lookup_held = locate_keys(spark, table, keyed, conf)
+                    held.extend(lookup_held)
                     keyed = apply_dup_policy(table, keyed, stored, conf, dup_policy)
             elif keyless:
                 # Rows a MERGE inserts into a keyless table come without a key: generate it now.
@@ -327,6 +333,8 @@ def write_dataframe(
         heartbeat_client(table, conf).stop(instant.timestamp)
         for frame in persisted:
             frame.unpersist()
+        for release in held:
+            release()
     # After the commit: compaction, clustering, clean, archive, callback (a failed compaction leaves its own inflight
     # instant, never this write's).
     def compact(target: Table) -> dict[str, object] | None:
@@ -374,6 +382,10 @@ def _is_completed(table: Table, instant_time: str) -> bool:
         return False
 
 
+def _is_bucket_index(conf: HoodieConfig) -> bool:
+    return conf.get(IndexConfig.TYPE).strip().upper() == "BUCKET"
+
+
 def _bulk_insert(
     df: DataFrame, table: Table, conf: HoodieConfig, ctx: WriteContext, metrics: WriteMetrics, prepped: bool,
     table_schema: pa.Schema,
@@ -414,8 +426,13 @@ def _bucketed_write(
     overwrite_partitions: Sequence[str] | None,
     persisted: list[DataFrame],
 ) -> tuple[list[WriteStat], dict[str, list[str]]]:
+    created: dict[str, str] = {}
     with metrics.phase("tag"):
-        if prepped:
+        if _is_bucket_index(conf) and not (operation is WriteOperation.DELETE and prepped):
+            tagged, created = tag_buckets(spark, table, keyed, conf, reuse_existing=not operation.is_replace)
+            if operation is WriteOperation.DELETE:
+                tagged = tagged.filter(~F.col(FILE_ID).isin(list(created)))
+        elif prepped:
             tagged = keyed if FILE_ID in keyed.columns else keyed.withColumn(FILE_ID, F.lit(None).cast(StringType()))
         elif operation.uses_index:
             tagged = tag_locations(spark, table, keyed, conf)
@@ -471,13 +488,13 @@ def _bucketed_write(
                 if table.is_mor and (slices[fg.file_id].log_file_names or fg.file_id in profile.updates):
                     continue
                 small.setdefault(fg.partition_path, []).append(fg)
-        missing = [fid for fid in profile.updates if fid not in latest]
+        missing = [fid for fid in profile.updates if fid not in latest and fid not in created]
         if missing:
             raise errors.CommitConflict(
                 f"file groups {missing[:5]} of {table.base_path} changed while writing; retry the write")
         # Lazy: the estimate stops at the newest commit that wrote enough data.
         commits = (table.commit_metadata(i) for i in reversed(table.timeline.completed_commits()))
-        plan = plan_writes(profile, latest, small, average_record_size(commits, conf), conf)
+        plan = plan_writes(profile, latest, small, average_record_size(commits, conf), conf, created)
     if not plan.buckets:
         return [], replaced
     with metrics.phase("write"):

@@ -98,7 +98,7 @@ class WritePlan:
 
     Attributes:
         buckets: all buckets, ``buckets[i].index == i``.
-        update_buckets: file id -> bucket index.
+        update_buckets: file id -> bucket index (of updates, and of new file groups the index named).
         insert_weights: partition -> list of (cumulative weight in (0, 1], bucket index).
     """
 
@@ -150,6 +150,7 @@ def plan_writes(
     small_files: Mapping[str, list[ExistingFileGroup]],
     avg_record_size: int,
     conf: HoodieConfig,
+    new_file_groups: Mapping[str, str] | None = None,
 ) -> WritePlan:
     """Assign update and insert buckets (Hudi ``UpsertPartitioner.assignUpdates/assignInserts``).
 
@@ -159,13 +160,20 @@ def plan_writes(
         small_files: per partition, base files eligible to take inserts (smallest first is not required).
         avg_record_size: bytes per record used for sizing.
         conf: write config (max file size, small file limit, split size).
+        new_file_groups: file id → partition of new file groups the index chose (the bucket index names a
+            bucket's file group before it exists, Hudi ``SparkBucketIndexPartitioner``); records tagged with
+            one are routed to it by file id like updates, and each is created by one task.
 
     Returns:
         The plan; an update bucket exists for every file id in ``profile.updates`` and for every small
         file that received inserts.
     """
     plan = WritePlan()
+    created = new_file_groups or {}
     for file_id in sorted(profile.updates):
+        if file_id in created:
+            plan.update_buckets[file_id] = plan._add(BucketKind.INSERT, created[file_id], file_id)
+            continue
         fg = existing[file_id]
         plan._add(BucketKind.UPDATE, fg.partition_path, file_id, fg)
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 from engine import errors
 from engine.config import HoodieConfig, IndexConfig, TableConfig
 from engine.formats.cdc import SupplementalLoggingMode
+from engine.index.bucket import BucketSpec
 from engine.table import Table
 
-SUPPORTED_INDEX_TYPES = ("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM")
+SUPPORTED_INDEX_TYPES = ("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET")
 """``hoodie.index.type`` values writes accept (the bloom indexes prune files by footer key ranges and bloom
-filters: :mod:`engine.index.bloom`). ``BUCKET``, ``RECORD_INDEX``, ``HBASE``, ``INMEMORY`` and ``FLINK_STATE``
-are refused."""
+filters: :mod:`engine.index.bloom`; the bucket index hashes keys to fixed file groups: :mod:`engine.index.bucket`).
+``RECORD_INDEX``, ``HBASE``, ``INMEMORY`` and ``FLINK_STATE`` are refused."""
 
 
 def check_write_supported(table: Table, conf: HoodieConfig) -> None:
@@ -22,7 +23,8 @@ def check_write_supported(table: Table, conf: HoodieConfig) -> None:
         conf: the table config overlaid with the write's options.
 
     Raises:
-        ConfigError: ``hoodie.index.type`` is not one of :data:`SUPPORTED_INDEX_TYPES`, or
+        ConfigError: ``hoodie.index.type`` is not one of :data:`SUPPORTED_INDEX_TYPES` (or BUCKET with bad bucket
+            settings), or
             ``hoodie.table.cdc.enabled`` differs from the table's, its
             ``hoodie.table.cdc.supplemental.logging.mode`` is not a mode Hudi knows, or
             ``hoodie.datasource.write.drop.partition.columns`` differs from the table's (a table's data files
@@ -33,6 +35,8 @@ def check_write_supported(table: Table, conf: HoodieConfig) -> None:
         raise errors.ConfigError(
             f"hoodie.index.type={index_type} is not supported for table {table.base_path} "
             f"(supported: {', '.join(SUPPORTED_INDEX_TYPES)}); nothing was written")
+    if index_type == "BUCKET":
+        BucketSpec.from_config(conf, table.base_path)
     cdc_wanted, cdc_stored = conf.get(TableConfig.CDC_ENABLED), table.config.get(TableConfig.CDC_ENABLED)
     if cdc_wanted != cdc_stored:
         raise errors.ConfigError(

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pytest
 
 from engine.index.simple import files_to_index, read_key_locations
-from engine.spark.writer import existing_key_locations
+from engine.spark import index as spark_index
+from engine.spark.index import existing_key_locations
 from engine.table import Table
-from sqlext.commands.merge import changes as merge_command
 from sqlext.session import Session
 from tests.conftest import hudi_rs_rows
 
@@ -71,8 +71,8 @@ def test_wanted_keys_keep_exactly_the_matching_locations(session: Session, table
 def test_merge_paths_give_the_same_rows(session: Session, table_name: str, source: str, broadcast: bool,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     if not broadcast:
-        monkeypatch.setattr(merge_command, "BROADCAST_SOURCE_KEY_BYTES", -1)
-        monkeypatch.setattr(merge_command, "BROADCAST_SOURCE_ROWS", -1)
+        monkeypatch.setattr(spark_index, "BROADCAST_KEY_BYTES", -1)
+        monkeypatch.setattr(spark_index, "BROADCAST_KEY_ROWS", -1)
     session.sql(f"""CREATE TABLE {table_name} (id BIGINT, v STRING, p STRING) USING hudi PARTITIONED BY (p)
         TBLPROPERTIES (type = 'mor', primaryKey = 'id')""")
     session.sql(f"INSERT INTO {table_name} VALUES (0, 'old', 'y'), (2, 'old', 'y'), (4, 'old', 'x')")

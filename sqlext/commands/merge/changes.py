@@ -23,14 +23,13 @@ from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 from pyspark import StorageLevel
-from pyspark.broadcast import Broadcast
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, StringType
 
 from engine.config import HoodieConfig
 from engine.formats.avro_schema import META_FIELDS
-from engine.spark.index import existing_key_locations
+from engine.spark.index import locate_keys
 from engine.spark.writer import add_keys, keys_computed_in_spark
 from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from sqlext.catalog import quote
@@ -52,10 +51,6 @@ SOURCE_PARTITION = "__sqlext_source_partition"
 ACTION = "__sqlext_action"
 MATCHED = "__sqlext_matched"
 COPY = "__sqlext_copy"
-# Sources whose distinct keys the optimizer estimates at up to this many bytes, or that count up to this
-# many rows, have their keys collected and broadcast to the tasks reading the target's key index.
-BROADCAST_SOURCE_KEY_BYTES = 64 * 2**20
-BROADCAST_SOURCE_ROWS = 1_000_000
 
 BY_SOURCE = (WhenNotMatchedBySourceUpdate, WhenNotMatchedBySourceDelete)
 DELETES = (WhenMatchedDelete, WhenNotMatchedBySourceDelete)
@@ -64,12 +59,6 @@ DELETES = (WhenMatchedDelete, WhenNotMatchedBySourceDelete)
 def _deterministic(df: DataFrame) -> bool:
     """Whether evaluating ``df`` twice gives the same rows (Spark's ``LogicalPlan.deterministic``)."""
     return bool(df._jdf.queryExecution().analyzed().deterministic())
-
-
-def _estimated_bytes(df: DataFrame) -> int:
-    """Spark's optimizer estimate of ``df``'s size in bytes (``spark.sql.defaultSizeInBytes`` when
-    unknown)."""
-    return int(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
 
 
 class ChangeSet:
@@ -176,18 +165,11 @@ def _keyed_sides(spark: SparkSession, scope: MergeScope, conf: HoodieConfig, dat
     if scope.needs_target_rows:
         target = _target_rows(spark, scope)
     else:
-        # Only stored keys that occur in the source matter. A source of moderate size has its keys
-        # broadcast to the tasks reading the key index, which keep only those; a larger one is
-        # semi-joined in Spark. The estimate is free; counting runs the source.
-        source_keys = src.select(F.col(SOURCE_KEY).alias(RECORD_KEY)).distinct()
-        if _estimated_bytes(source_keys) <= BROADCAST_SOURCE_KEY_BYTES or src.count() <= BROADCAST_SOURCE_ROWS:
-            keys = source_keys.toArrow().column(0).combine_chunks().cast(pa.string())
-            wanted: Broadcast[pa.Array] = spark.sparkContext.broadcast(keys)
-            release.append(wanted.destroy)
-            stored = existing_key_locations(spark, scope.table, None, conf, wanted=wanted)
-        else:
-            stored = existing_key_locations(spark, scope.table, None, conf).join(
-                source_keys, on=RECORD_KEY, how="left_semi")
+        # Only stored keys that occur in the source matter: the engine's index locates them (counting the
+        # source rows, when needed to choose how, runs the source).
+        stored, held = locate_keys(spark, scope.table, src.select(F.col(SOURCE_KEY).alias(RECORD_KEY)), conf,
+                                   count_rows=src.count)
+        release.extend(held)
         target = stored.select(F.col(RECORD_KEY).alias(TARGET_KEY), F.col(PARTITION_PATH).alias(TARGET_PARTITION),
                                F.col(FILE_ID).alias(TARGET_FILE_ID))
     cond = F.col(f"{quote(S)}.{SOURCE_KEY}") == F.col(f"{quote(T)}.{TARGET_KEY}")

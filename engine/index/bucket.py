@@ -1,0 +1,240 @@
+"""The simple bucket index (Hudi ``HoodieSimpleBucketIndex`` with ``hoodie.index.bucket.engine=SIMPLE``).
+
+Every partition has a fixed number of buckets (``hoodie.bucket.index.num.buckets``); a record's bucket is a
+hash of its hash-field values (``hoodie.bucket.index.hash.field``, default: the record key fields) and each
+bucket is exactly one file group, whose id starts with the bucket number as 8 digits. So a key's file
+group follows from the key alone: tagging reads no data file, only the file-system view's file ids.
+
+The hash is Hudi's ``BucketIdentifier.getBucketId`` bit for bit (FORMAT.md §7), so Hudi and this engine
+route every key to the same bucket:
+
+* hash keys: ``[record_key]`` when the key has no ``:``; otherwise the key is read as ``f1:v1,f2:v2`` and the
+  values of the hash fields are taken in their configured order (a missing field gives ``null``);
+* ``bucket = (javaListHashCode(hash_keys) & 0x7fffffff) % num_buckets`` where a Java ``List.hashCode`` is
+  ``h = 1; h = 31*h + e.hashCode()`` (``0`` for null) and ``String.hashCode`` runs over UTF-16 code units,
+  both in 32-bit wrap-around arithmetic.
+
+Pure Python/pyarrow/numpy; :mod:`engine.spark.index` wires it into Spark.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engine.config import HoodieConfig, IndexConfig, KeyGenConfig, TableConfig, parse_list
+from engine.errors import ConfigError, IndexLookupError, InvalidRecordKey
+
+_MASK32 = 0xFFFFFFFF
+_POSITIVE = 0x7FFFFFFF
+
+BUCKET_ENGINES = ("SIMPLE",)
+"""``hoodie.index.bucket.engine`` values supported; ``CONSISTENT_HASHING`` (resizable buckets with metadata under
+``.hoodie/.bucket_index``) is refused."""
+
+
+def java_string_hash(value: str) -> int:
+    """Java ``String.hashCode`` of ``value`` as an unsigned 32-bit int (over UTF-16 code units)."""
+    units = np.frombuffer(value.encode("utf-16-le"), dtype="<u2")
+    h = 0
+    for unit in units.tolist():
+        h = (31 * h + unit) & _MASK32
+    return h
+
+
+def java_list_hash(values: Sequence[str | None]) -> int:
+    """Java ``List.hashCode`` of a list of strings (``null`` hashes to 0) as an unsigned 32-bit int."""
+    h = 1
+    for value in values:
+        h = (31 * h + (0 if value is None else java_string_hash(value))) & _MASK32
+    return h
+
+
+def hash_keys(record_key: str, hash_fields: Sequence[str]) -> list[str | None]:
+    """Hudi ``BucketIdentifier.getHashKeys``: ``[record_key]`` for a key without ``:``, else the values of
+    ``hash_fields`` in the ``f1:v1,f2:v2`` key (``None`` for a field the key does not name).
+
+    Raises:
+        InvalidRecordKey: the key has a ``:`` but is not ``field:value`` pairs (Java fails such a key too), or names
+            a field twice.
+    """
+    if ":" not in record_key:
+        return [record_key]
+    pairs: dict[str, str] = {}
+    for part in record_key.split(","):
+        pieces = _java_split(part, ":")
+        if len(pieces) < 2 or pieces[0] in pairs:
+            raise InvalidRecordKey(
+                f"record key '{record_key}' cannot be hashed to a bucket: with a ':' it must be 'field:value' pairs "
+                "with distinct fields (Hudi BucketIdentifier.getHashKeys)")
+        pairs[pieces[0]] = pieces[1]
+    return [pairs.get(name) for name in hash_fields]
+
+
+def _java_split(text: str, sep: str) -> list[str]:
+    """Java ``String.split`` with a literal one-character separator: trailing empty strings are dropped."""
+    pieces = text.split(sep)
+    while pieces and pieces[-1] == "":
+        pieces.pop()
+    return pieces
+
+
+def bucket_id(record_key: str, hash_fields: Sequence[str], num_buckets: int) -> int:
+    """The bucket of one record key (Hudi ``BucketIdentifier.getBucketId``), in ``[0, num_buckets)``."""
+    return (java_list_hash(hash_keys(record_key, hash_fields)) & _POSITIVE) % num_buckets
+
+
+def bucket_ids(keys: pa.Array | pa.ChunkedArray, hash_fields: Sequence[str], num_buckets: int) -> pa.Array:
+    """:func:`bucket_id` of every key, as ``int32``.
+
+    Keys that are plain ASCII without ``:`` (the common case) are hashed with numpy over the Arrow buffer;
+    others one by one.
+
+    Raises:
+        InvalidRecordKey: a null key, or a key :func:`hash_keys` rejects.
+    """
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    keys = keys.cast(pa.large_string())
+    n = len(keys)
+    if n == 0:
+        return pa.array([], pa.int32())
+    if keys.null_count:
+        raise InvalidRecordKey("a record key is null: it cannot be hashed to a bucket")
+    out = np.empty(n, dtype=np.int64)
+    simple = np.asarray(pc.and_(pc.equal(pc.binary_length(keys), pc.utf8_length(keys)),
+                                pc.invert(pc.match_substring(keys, ":"))).to_numpy(zero_copy_only=False), dtype=bool)
+    if simple.any():
+        chosen = keys.filter(pa.array(simple)) if not simple.all() else keys
+        out[simple] = _ascii_hashes(chosen)
+    for i in np.nonzero(~simple)[0].tolist():
+        out[i] = java_list_hash(hash_keys(keys[i].as_py(), hash_fields))
+    return pa.array(((out & _POSITIVE) % num_buckets).astype(np.int32), pa.int32())
+
+
+def _ascii_hashes(keys: pa.Array) -> np.ndarray:
+    """Java ``List.hashCode`` of ``[key]`` for ASCII keys (one UTF-16 unit per byte), vectorized."""
+    offsets = np.frombuffer(keys.buffers()[1], dtype=np.int64)[keys.offset: keys.offset + len(keys) + 1]
+    data = np.frombuffer(keys.buffers()[2], dtype=np.uint8)[offsets[0]: offsets[-1]].astype(np.uint64)
+    offsets = offsets - offsets[0]
+    lengths = np.diff(offsets)
+    hashes = np.zeros(len(keys), dtype=np.uint64)
+    if len(data):
+        # String.hashCode = sum(unit_i * 31^(len-1-i)) mod 2^32: each byte's power from its distance to the end.
+        ends = np.repeat(offsets[1:], lengths)
+        exponent = ends - 1 - np.arange(len(data))
+        powers = _powers_of_31(int(lengths.max()))
+        terms = (data * powers[exponent]) & _MASK32
+        nonempty = lengths > 0
+        sums = np.add.reduceat(terms, offsets[:-1][nonempty])
+        hashes[nonempty] = sums & _MASK32
+    return ((31 + hashes) & _MASK32).astype(np.int64)
+
+
+def _powers_of_31(count: int) -> np.ndarray:
+    powers = np.empty(max(count, 1), dtype=np.uint64)
+    value = 1
+    for i in range(len(powers)):
+        powers[i] = value
+        value = (value * 31) & _MASK32
+    return powers
+
+
+def bucket_file_id(bucket: int) -> str:
+    """A new file group id for ``bucket`` (Hudi ``BucketIdentifier.newBucketFileIdPrefix`` + ``-0``): a random
+    UUID whose first 8 characters are the bucket number as 8 digits, e.g.
+    ``00000003-5b6e-4c1d-9e2f-0123456789ab-0``."""
+    return f"{bucket:08d}{str(uuid.uuid4())[8:]}-0"
+
+
+def bucket_of_file_id(file_id: str) -> int | None:
+    """The bucket number of a bucket file group id (Hudi ``bucketIdFromFileId``), or ``None`` when its first 8
+    characters are not digits (a file group another index type wrote)."""
+    head = file_id[:8]
+    return int(head) if len(head) == 8 and head.isdigit() else None
+
+
+@dataclass(frozen=True)
+class BucketSpec:
+    """A table's bucket layout for a write.
+
+    Attributes:
+        num_buckets: buckets per partition (``hoodie.bucket.index.num.buckets``).
+        hash_fields: fields hashed (``hoodie.bucket.index.hash.field``, default the record key fields).
+    """
+
+    num_buckets: int
+    hash_fields: tuple[str, ...]
+
+    @staticmethod
+    def from_config(conf: HoodieConfig, table: str) -> BucketSpec:
+        """The spec of a ``hoodie.index.type=BUCKET`` write (Hudi ``HoodieIndexConfig.validateBucketIndexConfig``).
+
+        Raises:
+            ConfigError: ``hoodie.index.bucket.engine`` is not SIMPLE, the bucket count is not positive, or a
+                hash field is not a record key field; each naming the key and the table.
+        """
+        engine = conf.get(IndexConfig.BUCKET_ENGINE).strip().upper()
+        if engine not in BUCKET_ENGINES:
+            raise ConfigError(
+                f"{IndexConfig.BUCKET_ENGINE.key}={engine} is not supported for table {table} (supported: "
+                f"{', '.join(BUCKET_ENGINES)}; consistent hashing resizes buckets through metadata this engine "
+                "does not write); nothing was written")
+        num = conf.get(IndexConfig.BUCKET_NUM)
+        if num is None or num <= 0:
+            raise ConfigError(f"{IndexConfig.BUCKET_NUM.key}={num} for table {table}: the bucket index needs a "
+                              "positive number of buckets; nothing was written")
+        key_fields = parse_list(conf.get_optional(KeyGenConfig.RECORDKEY_FIELD)
+                                or conf.get_optional(TableConfig.RECORDKEY_FIELDS) or "")
+        configured = parse_list(conf.get_optional(IndexConfig.BUCKET_HASH_FIELD) or "")
+        hash_fields = configured or key_fields
+        missing = [f for f in hash_fields if f not in key_fields]
+        if missing:
+            raise ConfigError(
+                f"{IndexConfig.BUCKET_HASH_FIELD.key}={','.join(configured)} for table {table}: bucket index key "
+                f"fields must be a subset of the record key fields {key_fields} ({missing} are not); nothing was "
+                "written")
+        if not hash_fields:
+            raise ConfigError(f"table {table} has no record key fields: the bucket index hashes record keys "
+                              f"(set primaryKey / {TableConfig.RECORDKEY_FIELDS.key}); nothing was written")
+        return BucketSpec(int(num), tuple(hash_fields))
+
+
+def bucket_file_groups(
+    partition: str, file_ids: Iterable[str], table: str
+) -> dict[int, str]:
+    """Bucket → file group id of one partition's latest file slices (Hudi
+    ``loadBucketIdToFileIdMappingForPartition``).
+
+    Raises:
+        IndexLookupError: two file groups claim one bucket, or a file group id is not a bucket id (the partition
+            was written with another index type), naming the partition and the file groups.
+    """
+    mapping: dict[int, str] = {}
+    for file_id in sorted(file_ids):
+        bucket = bucket_of_file_id(file_id)
+        if bucket is None:
+            raise IndexLookupError(
+                f"file group {file_id} in partition '{partition}' of table {table} is not a bucket file group "
+                "(its id does not start with an 8-digit bucket number): the partition was written with another "
+                "index type and cannot be written with hoodie.index.type=BUCKET")
+        if bucket in mapping:
+            raise IndexLookupError(
+                f"Find multiple files at partition path={partition} of table {table} belongs to the same bucket id "
+                f"= {bucket} ({mapping[bucket]}, {file_id}); roll back the instant that wrote the second one "
+                "(CALL rollback_to_instant)")
+        mapping[bucket] = file_id
+    return mapping
+
+
+def new_bucket_groups(
+    wanted: Iterable[tuple[str, int]], existing: Mapping[str, Mapping[int, str]]
+) -> dict[tuple[str, int], str]:
+    """File group ids for ``(partition, bucket)`` pairs: the existing one, else a new :func:`bucket_file_id`."""
+    return {(partition, bucket): existing.get(partition, {}).get(bucket) or bucket_file_id(bucket)
+            for partition, bucket in wanted}

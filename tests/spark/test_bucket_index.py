@@ -1,0 +1,149 @@
+"""The bucket index (hoodie.index.type=BUCKET, engine SIMPLE) as a user drives it: file groups named by bucket,
+keys where Hudi's hash puts them, merge-on-read inserts into existing buckets as log records, bulk insert,
+settings refused with nothing written, and Hudi-written tables updated through every other index type."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from engine.errors import ConfigError, IndexLookupError
+from engine.index.bucket import bucket_id, bucket_of_file_id
+from engine.table import Table
+from sqlext.session import Session
+from tests.conftest import hudi_rs_rows
+
+pytestmark = pytest.mark.spark
+
+
+def _layout(base: Path) -> dict[str, list[tuple[str, bool, int]]]:
+    """partition → [(file id, has base file, log files)] of the latest slices."""
+    view = Table.load(str(base)).file_system_view()
+    return {p: sorted((fs.file_id, fs.base_file is not None, len(fs.log_files)) for fs in view.latest_file_slices(p))
+            for p in view.partition_paths()}
+
+
+def test_mor_bucket_table_routes_inserts_into_existing_buckets_to_logs(
+        session: Session, table_name: str, tmp_path: Path) -> None:
+    base = tmp_path / table_name
+    session.sql(f"""CREATE TABLE {table_name} (id STRING, v INT, ts BIGINT) USING hudi
+        TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts', 'hoodie.index.type' = 'BUCKET',
+                       'hoodie.bucket.index.num.buckets' = '2') LOCATION '{base}'""")
+    try:
+        session.sql(f"INSERT INTO {table_name} VALUES " + ", ".join(f"('k{i}', {i}, 1)" for i in range(10)))
+        first = _layout(base)[""]
+        assert sorted(bucket_of_file_id(f) for f, _, _ in first) == [0, 1]
+        assert all(has_base and logs == 0 for _, has_base, logs in first)
+        # New keys whose buckets exist: log records in those file groups (Hudi tags them with the bucket's location).
+        session.sql(f"INSERT INTO {table_name} VALUES " + ", ".join(f"('n{i}', {i}, 2)" for i in range(6)))
+        session.sql(f"UPDATE {table_name} SET v = -1 WHERE id = 'k3'")
+        second = _layout(base)[""]
+        assert [f for f, _, _ in second] == [f for f, _, _ in first]
+        assert all(logs >= 1 for _, _, logs in second)
+        expected = sorted([(f"k{i}", -1 if i == 3 else i) for i in range(10)] + [(f"n{i}", i) for i in range(6)])
+        rows = hudi_rs_rows(base)
+        assert sorted((r["id"], r["v"]) for r in rows) == expected
+        assert sorted(tuple(r) for r in session.sql(f"SELECT id, v FROM {table_name}").collect()) == expected
+        for row in rows:
+            fid = row["_hoodie_file_name"].split("_")[0]
+            assert bucket_of_file_id(fid) == bucket_id(row["id"], ["id"], 2), row
+        done = session.sql(f"CALL run_compaction(op => 'run', table => '{table_name}', "
+                           "options => 'hoodie.compact.inline.max.delta.commits=1')").collect()
+        assert done and done[0]["state"] == "COMPLETED"
+        assert all(has_base and logs == 0 for _, has_base, logs in _layout(base)[""])
+        assert sorted((r["id"], r["v"]) for r in hudi_rs_rows(base, read_optimized="true")) == expected
+    finally:
+        session.sql(f"DROP TABLE IF EXISTS {table_name}")
+
+
+def test_complex_key_hashes_the_configured_fields_and_bulk_insert_keeps_buckets(
+        session: Session, table_name: str, tmp_path: Path) -> None:
+    base = tmp_path / table_name
+    session.sql(f"""CREATE TABLE {table_name} (id INT, name STRING, ts INT, dt STRING) USING hudi
+        PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id,name', preCombineField = 'ts',
+        'hoodie.index.type' = 'BUCKET', 'hoodie.bucket.index.num.buckets' = '5', 'hoodie.bucket.index.hash.field' = 'id')
+        LOCATION '{base}'""")
+    try:
+        session.spark.conf.set("hoodie.spark.sql.insert.into.operation", "bulk_insert")
+        try:
+            session.sql(f"INSERT INTO {table_name} VALUES " +
+                        ", ".join(f"({i}, 'n{i % 4}', 1, 'd{i % 2}')" for i in range(40)))
+        finally:
+            session.spark.conf.unset("hoodie.spark.sql.insert.into.operation")
+        session.sql(f"INSERT INTO {table_name} VALUES " +
+                    ", ".join(f"({i}, 'n{i % 4}', 2, 'd{i % 2}')" for i in range(30, 50)))
+        rows = hudi_rs_rows(base)
+        assert sorted((r["id"], r["ts"]) for r in rows) == \
+            sorted([(i, 1) for i in range(30)] + [(i, 2) for i in range(30, 50)])
+        for row in rows:
+            assert row["_hoodie_record_key"] == f"id:{row['id']},name:{row['name']}"
+            fid = row["_hoodie_file_name"].split("_")[0]
+            assert bucket_of_file_id(fid) == bucket_id(row["_hoodie_record_key"], ["id"], 5), row
+        for partition, slices in _layout(base).items():
+            buckets = [bucket_of_file_id(f) for f, _, _ in slices]
+            assert len(buckets) == len(set(buckets)) <= 5, (partition, slices)
+    finally:
+        session.sql(f"DROP TABLE IF EXISTS {table_name}")
+
+
+def test_bad_bucket_settings_and_foreign_layouts_are_refused_with_nothing_written(
+        session: Session, table_name: str, tmp_path: Path, hudi_fixture: Callable[..., str]) -> None:
+    base = tmp_path / table_name
+    session.sql(f"""CREATE TABLE {table_name} (id INT, v INT) USING hudi
+        TBLPROPERTIES (primaryKey = 'id', 'hoodie.index.type' = 'BUCKET') LOCATION '{base}'""")
+    spark = session.spark
+    try:
+        for key, value, message in [
+            ("hoodie.index.bucket.engine", "CONSISTENT_HASHING", "hoodie.index.bucket.engine=CONSISTENT_HASHING is not supported"),
+            ("hoodie.bucket.index.hash.field", "v", "must be a subset of the record key fields"),
+            ("hoodie.bucket.index.num.buckets", "-1", "positive number of buckets"),
+        ]:
+            spark.conf.set(key, value)
+            try:
+                with pytest.raises(ConfigError, match=message):
+                    session.sql(f"INSERT INTO {table_name} VALUES (1, 1)")
+            finally:
+                spark.conf.unset(key)
+        assert not Table.load(str(base)).timeline.reload().instants
+        # A table Hudi wrote with the simple index has no bucket file groups: refused, table unchanged.
+        location = hudi_fixture("sample_table/cow/v6_nonpartitioned", fresh=True)
+        before = sorted(r["id"] for r in hudi_rs_rows(location))
+        spark.conf.set("hoodie.index.type", "BUCKET")
+        try:
+            session.sql(f"CREATE TABLE {table_name}_fx USING hudi LOCATION '{location}'")
+            with pytest.raises(IndexLookupError, match="not a bucket file group"):
+                session.sql(f"UPDATE {table_name}_fx SET intField = 0 WHERE id = {before[0]}")
+        finally:
+            spark.conf.unset("hoodie.index.type")
+        assert sorted(r["id"] for r in hudi_rs_rows(location)) == before
+    finally:
+        session.sql(f"DROP TABLE IF EXISTS {table_name}")
+        session.sql(f"DROP TABLE IF EXISTS {table_name}_fx")
+
+
+@pytest.mark.parametrize(("fixture", "index_type"), [
+    ("sample_table/cow/v6_simplekeygen_nonhivestyle", "BLOOM"),
+    ("sample_table/cow/v6_complexkeygen_hivestyle", "GLOBAL_SIMPLE"),
+    ("sample_table/mor/parquet/v6_complexkeygen_hivestyle", "GLOBAL_BLOOM"),
+    ("sample_table/mor/parquet/v6_simplekeygen_nonhivestyle", "SIMPLE"),
+])
+def test_hudi_written_tables_take_merges_through_every_index_type(
+        session: Session, table_name: str, hudi_fixture: Callable[..., str], fixture: str, index_type: str) -> None:
+    location = hudi_fixture(fixture, fresh=True)
+    before = {r["id"]: r for r in hudi_rs_rows(location)}
+    session.sql(f"CREATE TABLE {table_name} USING hudi LOCATION '{location}'")
+    session.spark.conf.set("hoodie.index.type", index_type)
+    try:
+        target = sorted(before)[0]
+        on = " AND ".join(f"t.{k} = s.{k}" for k in Table.load(location).record_key_fields)
+        session.sql(f"""MERGE INTO {table_name} t USING (SELECT * FROM {table_name} WHERE id = {target}) s
+            ON {on} WHEN MATCHED THEN UPDATE SET intField = -7""")
+        after = {r["id"]: r for r in hudi_rs_rows(location)}
+        assert sorted(after) == sorted(before)
+        assert after[target]["intField"] == -7
+        assert all(after[i]["intField"] == before[i]["intField"] for i in before if i != target)
+    finally:
+        session.spark.conf.unset("hoodie.index.type")
+        session.sql(f"DROP TABLE IF EXISTS {table_name}")

@@ -1,0 +1,118 @@
+"""The bucket index's pure part (engine.index.bucket): Hudi's BucketIdentifier hash bit for bit, file ids,
+settings and the bucket → file group mapping."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pyarrow as pa
+import pytest
+
+from engine.config import HoodieConfig
+from engine.errors import ConfigError, IndexLookupError, InvalidRecordKey
+from engine.index.bucket import (
+    BucketSpec,
+    bucket_file_groups,
+    bucket_file_id,
+    bucket_id,
+    bucket_ids,
+    bucket_of_file_id,
+    hash_keys,
+    java_list_hash,
+    java_string_hash,
+    new_bucket_groups,
+)
+
+
+def _signed(value: int) -> int:
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+@pytest.mark.parametrize(("text", "java"), [
+    ("", 0),
+    ("a", 97),
+    ("hello", 99162322),
+    ("Aa", 2112),
+    ("BB", 2112),
+    ("polygenelubricants", -2147483648),   # the classic Integer.MIN_VALUE string
+    ("\U0001F600", 0xD83D * 31 + 0xDE00),  # one code point, two UTF-16 units
+])
+def test_java_string_hash_matches_java(text: str, java: int) -> None:
+    assert _signed(java_string_hash(text)) == java
+
+
+def test_java_list_hash_is_list_hashcode() -> None:
+    # java.util.List.of("a").hashCode() == 31 + 97; Arrays.asList(null, "a") == 31 * 31 + 97
+    assert java_list_hash(["a"]) == 128
+    assert java_list_hash([None, "a"]) == 31 * 31 + 97
+    assert java_list_hash([]) == 1
+
+
+def test_bucket_of_a_simple_key_is_not_the_string_hash_alone() -> None:
+    # FORMAT.md §7: (31 + key.hashCode()) & MAX_VALUE, then mod.
+    for key in ("id1", "uuid-0001", "polygenelubricants"):
+        assert bucket_id(key, ["id"], 1000) == ((31 + java_string_hash(key)) & 0x7FFFFFFF) % 1000
+
+
+def test_hash_keys_of_complex_keys_follow_the_hash_fields() -> None:
+    assert hash_keys("42", ["id"]) == ["42"]
+    assert hash_keys("id:42,name:x", ["name", "id"]) == ["x", "42"]
+    assert hash_keys("id:42,name:x", ["id"]) == ["42"]
+    assert hash_keys("id:42", ["other"]) == [None]
+    # Java's split(":") keeps only the second piece of 'ts:10:00'
+    assert hash_keys("ts:10:00", ["ts"]) == ["10"]
+    with pytest.raises(InvalidRecordKey, match="field:value"):
+        hash_keys("id:1,id:2", ["id"])
+    with pytest.raises(InvalidRecordKey, match="field:value"):
+        hash_keys("id:", ["id"])
+
+
+def test_vectorized_bucket_ids_equal_the_scalar_rule() -> None:
+    rng = random.Random(14)
+    alphabet = "abcXYZ019-_ é中\U0001F600"
+    keys = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(2000)]
+    keys += [f"id:{i},name:n{i}" for i in range(50)] + ["a" * 300]
+    for num in (1, 4, 7, 256):
+        got = bucket_ids(pa.array(keys), ["id"], num).to_pylist()
+        assert got == [bucket_id(k, ["id"], num) for k in keys]
+    sliced = pa.chunked_array([pa.array(keys[:10]), pa.array(keys[10:30])])
+    assert bucket_ids(sliced, ["id"], 8).to_pylist() == [bucket_id(k, ["id"], 8) for k in keys[:30]]
+    assert bucket_ids(pa.array(keys).slice(5, 7), ["id"], 8).to_pylist() == [bucket_id(k, ["id"], 8) for k in keys[5:12]]
+    with pytest.raises(InvalidRecordKey, match="null"):
+        bucket_ids(pa.array(["a", None]), ["id"], 4)
+
+
+def test_bucket_file_ids() -> None:
+    fid = bucket_file_id(3)
+    assert re.fullmatch(r"00000003-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-0", fid)
+    assert bucket_of_file_id(fid) == 3
+    assert bucket_of_file_id(bucket_file_id(12345678)) == 12345678
+    assert bucket_of_file_id("9c4f1a2b-0000-0000-0000-000000000000-0") is None
+
+
+def test_bucket_spec_validation() -> None:
+    conf = HoodieConfig({"hoodie.datasource.write.recordkey.field": "id,name", "hoodie.index.type": "BUCKET"})
+    spec = BucketSpec.from_config(conf, "/t")
+    assert spec == BucketSpec(4, ("id", "name"))
+    assert BucketSpec.from_config(conf.overlay({"hoodie.bucket.index.hash.field": "name",
+                                                "hoodie.bucket.index.num.buckets": "16"}), "/t") == \
+        BucketSpec(16, ("name",))
+    with pytest.raises(ConfigError, match="subset of the record key fields"):
+        BucketSpec.from_config(conf.overlay({"hoodie.bucket.index.hash.field": "ts"}), "/t")
+    with pytest.raises(ConfigError, match="positive number of buckets"):
+        BucketSpec.from_config(conf.overlay({"hoodie.bucket.index.num.buckets": "0"}), "/t")
+    with pytest.raises(ConfigError, match="hoodie.index.bucket.engine=CONSISTENT_HASHING is not supported"):
+        BucketSpec.from_config(conf.overlay({"hoodie.index.bucket.engine": "consistent_hashing"}), "/t")
+
+
+def test_bucket_to_file_group_mapping() -> None:
+    a, b = bucket_file_id(0), bucket_file_id(2)
+    assert bucket_file_groups("p", [a, b], "/t") == {0: a, 2: b}
+    with pytest.raises(IndexLookupError, match="same bucket id = 2"):
+        bucket_file_groups("p", [b, bucket_file_id(2)], "/t")
+    with pytest.raises(IndexLookupError, match="not a bucket file group"):
+        bucket_file_groups("p", ["9c4f1a2b-aaaa-bbbb-cccc-000000000000-0"], "/t")
+    groups = new_bucket_groups([("p", 0), ("p", 1), ("q", 0)], {"p": {0: a}})
+    assert groups[("p", 0)] == a
+    assert bucket_of_file_id(groups[("p", 1)]) == 1 and bucket_of_file_id(groups[("q", 0)]) == 0
