@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.config import HoodieConfig, WriteConfig
+from engine.config import HoodieConfig, TableConfig, WriteConfig
 from engine.errors import WriteError
 from engine.filegroup.naming import base_file_name, new_file_id
 from engine.filegroup.partition_metadata import write_partition_metadata
@@ -87,22 +87,19 @@ class WriteContext:
     @property
     def precombine_field(self) -> str | None:
         """The ordering field, if the table has one."""
-        return self.props.get("hoodie.table.precombine.field") or self.props.get(
-            "hoodie.datasource.write.precombine.field"
-        ) or None
+        return (self.conf.get_optional(TableConfig.PRECOMBINE_FIELD)
+                or self.conf.get_optional(WriteConfig.PRECOMBINE_FIELD) or None)
 
     @property
     def populate_meta_fields(self) -> bool:
         """Whether meta columns other than the file name are filled."""
-        return self.props.get("hoodie.populate.meta.fields", "true").lower() != "false"
+        return (self.conf.raw(TableConfig.POPULATE_META_FIELDS) or "true").strip().lower() != "false"
 
     @property
     def event_time_ordering(self) -> bool:
         """Stored records with a greater ordering value win over incoming ones
         (``DefaultHoodieRecordPayload``)."""
-        payload = self.props.get("hoodie.datasource.write.payload.class") or self.props.get(
-            "hoodie.compaction.payload.class", ""
-        )
+        payload = self.conf.raw(WriteConfig.PAYLOAD_CLASS) or self.conf.raw(TableConfig.PAYLOAD_CLASS) or ""
         return payload in EVENT_TIME_PAYLOADS
 
     @property
