@@ -2,10 +2,12 @@
 
 Builds one copy-on-write table (``--files`` bulk-inserted base files of ``--rows`` rows, keys ``k<10 digits>`` in
 insert order, so each file holds a contiguous key range), then tags ``--keys`` incoming keys — half an existing
-contiguous range (updates, as the issue's MERGE of 1%), half new keys — with ``hoodie.index.type`` SIMPLE and
-BLOOM, through the writer's tagging (:func:`engine.spark.index.tag_locations`), median of ``--repeat`` runs each
-(interleaved, same data). For BLOOM the files whose footers were read, pruned by range or bloom filter and whose
-key column was read come from :mod:`engine.index.bloom` run on the driver over the same keys.
+contiguous range (updates, as the issue's MERGE of 1%), half new keys — with ``hoodie.index.type`` SIMPLE,
+BLOOM, GLOBAL_SIMPLE and GLOBAL_BLOOM, through the writer's tagging (:func:`engine.spark.index.tag_locations`),
+median of ``--repeat`` runs each (interleaved, same data). For BLOOM the files whose footers were read, pruned by
+range or bloom filter and whose key column was read come from :mod:`engine.index.bloom` run on the driver over
+the same keys. BUCKET needs its own layout: the same rows in a second table with ``--files`` buckets, tagged by
+:func:`engine.spark.index.tag_buckets` (no data file read).
 
 Usage: ``python bench/bench_index.py [--files 20] [--rows 100000] [--keys 60000] [--repeat 3]``.
 """
@@ -39,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     from engine.config import HoodieConfig
     from engine.index.bloom import ProbeStats, lookup_files
     from engine.index.simple import files_to_index
-    from engine.spark.index import tag_locations
+    from engine.spark.index import tag_buckets, tag_locations
     from engine.table import Table
     from engine.write.prepare import FILE_ID, PARTITION_PATH, RECORD_KEY
 
@@ -59,6 +61,14 @@ def main(argv: list[str] | None = None) -> int:
             session.sql("INSERT INTO bench_idx SELECT * FROM batch")
         table = Table.load(str(path))
         total = args.files * args.rows
+        bucket_path = work / "b"
+        session.sql(f"""CREATE TABLE bench_idx_bucket (id STRING, v DOUBLE, ts BIGINT) USING hudi
+            TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.index.type' = 'BUCKET',
+            'hoodie.bucket.index.num.buckets' = '{args.files}') LOCATION '{bucket_path}'""")
+        spark.range(0, total).selectExpr("concat('k', lpad(cast(id as string), 10, '0')) AS id", "rand(3) AS v",
+                                         "id AS ts").createOrReplaceTempView("all_rows")
+        session.sql("INSERT INTO bench_idx_bucket SELECT * FROM all_rows")
+        bucket_table = Table.load(str(bucket_path))
         half = args.keys // 2
         start = total // 2
         keys = [f"k{i:010d}" for i in range(start, start + half)] + \
@@ -66,14 +76,21 @@ def main(argv: list[str] | None = None) -> int:
         keyed = spark.createDataFrame([(k, "") for k in keys], f"{RECORD_KEY} string, {PARTITION_PATH} string")
         keyed = keyed.persist()
         keyed.count()
-        timings: dict[str, list[float]] = {"SIMPLE": [], "BLOOM": []}
+        timings: dict[str, list[float]] = {t: [] for t in ("SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM", "BUCKET")}
         found: dict[str, int] = {}
         for _ in range(args.repeat):
             for index_type in timings:
-                conf = table.config.overlay({"hoodie.index.type": index_type})
                 began = time.perf_counter()
-                tagged = tag_locations(spark, table, keyed, conf)
-                found[index_type] = tagged.filter(F.col(FILE_ID).isNotNull()).count()
+                if index_type == "BUCKET":
+                    conf = bucket_table.config.overlay({"hoodie.index.type": "BUCKET",
+                                                        "hoodie.bucket.index.num.buckets": str(args.files)})
+                    tagged, created = tag_buckets(spark, bucket_table, keyed, conf)
+                    # keys routed to an existing bucket's file group (new keys too: buckets are fixed)
+                    found[index_type] = tagged.filter(~F.col(FILE_ID).isin(list(created))).count()
+                else:
+                    conf = table.config.overlay({"hoodie.index.type": index_type})
+                    tagged = tag_locations(spark, table, keyed, conf)
+                    found[index_type] = tagged.filter(F.col(FILE_ID).isNotNull()).count()
                 timings[index_type].append(time.perf_counter() - began)
         files = files_to_index(table, [""])
         stats = ProbeStats()
@@ -88,6 +105,12 @@ def main(argv: list[str] | None = None) -> int:
                       "files_pruned_by_range": stats.files_pruned_by_range,
                       "files_pruned_by_bloom": stats.files_pruned_by_bloom,
                       "files_key_read": stats.files_key_checked, "bytes_key_read": stats.bytes_key_checked},
+            "GLOBAL_SIMPLE": {"seconds_median": statistics.median(timings["GLOBAL_SIMPLE"]),
+                              "files_key_read": len(files), "bytes_key_read": all_bytes},
+            "GLOBAL_BLOOM": {"seconds_median": statistics.median(timings["GLOBAL_BLOOM"]),
+                             "note": "prunes as BLOOM over every partition (one partition here)"},
+            "BUCKET": {"seconds_median": statistics.median(timings["BUCKET"]), "files_key_read": 0,
+                       "bytes_key_read": 0, "buckets": args.files},
             "speedup_median": statistics.median(timings["SIMPLE"]) / statistics.median(timings["BLOOM"]),
             "runs": timings,
         }, indent=2))
