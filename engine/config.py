@@ -128,7 +128,13 @@ class TableConfig:
     PARTITION_METAFILE_USE_BASE_FORMAT = bool_property("hoodie.partition.metafile.use.base.format", False,
                                                "Partition metafile as parquet.", table=True)
     METADATA_PARTITIONS = str_property("hoodie.table.metadata.partitions", None,
-                               "Metadata-table partitions built; unsupported when set.", table=True)
+                               "Metadata-table partitions Hudi built (files, column_stats, ...); Java readers "
+                               "list files through the metadata table when it holds 'files'. This engine "
+                               "empties it (and deletes .hoodie/metadata) before its first change to the "
+                               "table: engine.metadata_table.", table=True)
+    METADATA_PARTITIONS_INFLIGHT = str_property("hoodie.table.metadata.partitions.inflight", None,
+                                        "Metadata-table partitions Hudi is building; emptied with "
+                                        "hoodie.table.metadata.partitions.", table=True)
 
 
 class KeyGenConfig:
@@ -282,6 +288,16 @@ class IndexConfig:
     BUCKET_NUM = int_property("hoodie.bucket.index.num.buckets", 4, "Buckets per partition (bucket index).")
     BUCKET_HASH_FIELD = str_property("hoodie.bucket.index.hash.field", None,
                                      "Bucket index: record key fields hashed (default: all of them).")
+
+
+class MetadataConfig:
+    """The metadata table (Hudi ``HoodieMetadataConfig``)."""
+
+    ENABLE = bool_property("hoodie.metadata.enable", False,
+                           "Maintain the metadata table (.hoodie/metadata). Deliberately false by default (Hudi: "
+                           "true): this engine does not maintain one, so, as Hudi's writer does with false, it "
+                           "deletes an existing metadata table before its first change to the table and Java "
+                           "readers list the file system; true is refused (an error naming the table).")
 
 
 class CompactionConfig:

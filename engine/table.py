@@ -21,6 +21,7 @@ from engine.errors import ConfigError, CorruptFile, StorageError, TableExists, T
 from engine.filegroup.view import FileSystemView
 from engine.formats.avro_schema import add_meta_fields, strip_meta_fields
 from engine.formats.cdc import SupplementalLoggingMode
+from engine.metadata_table import drop_metadata_table, metadata_partitions_in_use
 from engine.storage import Storage
 from engine.timeline.active import ActiveTimeline
 from engine.timeline.commit_metadata import CommitMetadata
@@ -116,6 +117,7 @@ class Table:
         self.storage = storage
         self.config = config
         self._timeline: ActiveTimeline | None = None
+        self._metadata_folder_checked = False
 
     def __repr__(self) -> str:
         return f"Table({self.base_path!r}, {self.name!r}, {self.table_type})"
@@ -422,8 +424,25 @@ class Table:
     def timeline(self) -> ActiveTimeline:
         """The active timeline (loaded on first use, cached until :meth:`reload`)."""
         if self._timeline is None:
-            self._timeline = ActiveTimeline(self.storage, self.meta_path)
+            self._timeline = ActiveTimeline(self.storage, self.meta_path, before_change=self.before_change)
         return self._timeline
+
+    def before_change(self) -> None:
+        """Make the table safe for this engine to change; runs before every change of the timeline (the
+        timeline's write methods call it) and before archival.
+
+        A metadata table is deleted first (:func:`engine.metadata_table.drop_metadata_table`, as Hudi's writer
+        with ``hoodie.metadata.enable=false``): ``.hoodie/metadata`` is looked for once per :class:`Table`
+        object, the properties each time (no I/O). Reads never call it.
+
+        Raises:
+            ConfigError: ``hoodie.properties`` sets ``hoodie.metadata.enable=true``.
+            StorageError: the metadata table could not be deleted.
+        """
+        if self._metadata_folder_checked and not metadata_partitions_in_use(self):
+            return
+        drop_metadata_table(self)
+        self._metadata_folder_checked = True
 
     def reload_timeline(self) -> ActiveTimeline:
         """Re-list the timeline and return it."""

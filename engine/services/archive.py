@@ -31,6 +31,7 @@ from engine.config import ArchiveConfig, CleanConfig, CompactionConfig, HoodieCo
 from engine.errors import ConfigError, CorruptFile, EngineError
 from engine.filegroup.naming import parse_log_file_name
 from engine.formats.log_format import AvroDataBlock, HeaderKey, LogWriter, read_log_blocks
+from engine.metadata_table import refuse_metadata_table
 from engine.storage import FileInfo
 from engine.table import Table
 from engine.timeline import avro_serde
@@ -249,6 +250,7 @@ def archive(table: Table, conf: HoodieConfig) -> ArchiveResult:
         StorageError: the archive file cannot be written (nothing is deleted then) or a timeline file deleted.
     """
     check_archive_config(conf, table.base_path)
+    refuse_metadata_table(conf, table)
     merging = conf.get(ArchiveConfig.MERGE_ENABLE)
     if merging:
         recover_archive_merge(table)
@@ -257,6 +259,7 @@ def archive(table: Table, conf: HoodieConfig) -> ArchiveResult:
         if merging:
             merge_small_archive_files(table, conf)
         return ArchiveResult((), "", reason)
+    table.before_change()  # a metadata table goes before the active timeline does
     timeline = table.timeline
     wanted = {(i.timestamp, _comparable(i.action)) for i in chosen}
     files = [f for ts in sorted({i.timestamp for i in chosen}) for f in timeline.instant_files(ts)

@@ -43,6 +43,7 @@ from engine.errors import ConfigError, CorruptFile, StorageError
 from engine.filegroup.naming import parse_log_file_name
 from engine.filegroup.slices import FileGroup, FileSlice
 from engine.filegroup.view import FileSystemView
+from engine.metadata_table import refuse_metadata_table
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize, serialize
 from engine.timeline.instant import CLEAN, Instant, State
@@ -372,6 +373,7 @@ def schedule_clean(table: Table, conf: HoodieConfig, now: datetime.datetime | No
     Returns:
         ``(requested instant, reason)``; the instant is None when nothing was scheduled and ``reason`` says why.
     """
+    refuse_metadata_table(conf, table)
     strategy = conf.get(CleanConfig.TRIGGER_STRATEGY).strip().upper()
     if strategy != "NUM_COMMITS":
         raise ConfigError(f"{CleanConfig.TRIGGER_STRATEGY.key}={strategy!r} for table {table.base_path}: "
@@ -453,6 +455,7 @@ def run_clean(table: Table, conf: HoodieConfig, now: datetime.datetime | None = 
         ``(results, reason)``: the executed cleans (pending ones first) and, when no new clean was scheduled,
         why.
     """
+    refuse_metadata_table(conf, table)
     results = [execute_clean(table, instant) for instant in pending_cleans(table)]
     requested, reason = schedule_clean(table.reload(), conf, now, force)
     if requested is not None:

@@ -39,6 +39,7 @@ from engine.filegroup.naming import parse_base_file_name, parse_log_file_name
 from engine.filegroup.slices import FileSlice
 from engine.filegroup.view import FileSystemView
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
+from engine.metadata_table import refuse_metadata_table
 from engine.schema.history import LATEST_SCHEMA, SchemaEvolution, avro_of
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize, serialize
@@ -404,6 +405,7 @@ def schedule_clustering(table: Table, conf: HoodieConfig, instant_time: str | No
     Raises:
         ConfigError: unsupported clustering settings or sort columns missing from the table.
     """
+    refuse_metadata_table(conf, table)
     table.timeline.reload()
     sort = parse_list(conf.get_optional(ClusteringConfig.SORT_COLUMNS) or "")
     if sort:

@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from engine.config import ClusteringConfig, HoodieConfig, MemoryConfig
 from engine.errors import TableServiceError
+from engine.metadata_table import refuse_metadata_table
 from engine.services.clustering import (
     ClusteringGroup,
     ClusteringPlan,
@@ -156,6 +157,7 @@ def execute_clustering(spark: SparkSession, table: Table, instant_time: str,
     """
     start = time.monotonic()
     conf = table.config.overlay(options)
+    refuse_metadata_table(conf, table)
     plan = read_clustering_plan(table, instant_time)
     heartbeats = heartbeat_client(table, conf)
     status = heartbeats.status(instant_time)

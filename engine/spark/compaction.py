@@ -13,6 +13,7 @@ from pyspark.sql import SparkSession
 
 from engine.config import CompactionConfig
 from engine.errors import TableServiceError
+from engine.metadata_table import refuse_metadata_table
 from engine.services.compaction import (
     CompactionOperation,
     compact_operation,
@@ -65,6 +66,7 @@ def execute_compaction(spark: SparkSession, table: Table, instant_time: str,
         WriteError: this run's heartbeat expired before the commit (run it again).
     """
     conf = table.config.overlay(options)
+    refuse_metadata_table(conf, table)
     operations = read_plan(table, instant_time)
     heartbeats = heartbeat_client(table, conf)
     status = heartbeats.status(instant_time)

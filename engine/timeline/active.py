@@ -13,7 +13,7 @@ inflight → completed) and never renames an existing one. The completed file is
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from engine.errors import StorageError, TimelineError
 from engine.storage import Storage
@@ -46,6 +46,9 @@ class ActiveTimeline:
     Args:
         storage: storage that can reach ``meta_path``.
         meta_path: the table's ``.hoodie`` directory.
+        before_change: called before every write method changes the timeline (may raise to prevent the
+            change); :class:`engine.table.Table` uses it to delete a metadata table first
+            (:mod:`engine.metadata_table`).
 
     Attributes:
         instants: sorted list of the latest state per (timestamp, comparable action) — the timeline as
@@ -55,9 +58,10 @@ class ActiveTimeline:
     reload it themselves.
     """
 
-    def __init__(self, storage: Storage, meta_path: str) -> None:
+    def __init__(self, storage: Storage, meta_path: str, before_change: Callable[[], None] | None = None) -> None:
         self.storage = storage
         self.meta_path = meta_path
+        self._before_change = before_change
         self.instants: list[Instant] = []
         self._all_files: list[Instant] = []
         self.reload()
@@ -224,6 +228,10 @@ class ActiveTimeline:
 
     # ------------------------------------------------------------------ writes
 
+    def _changing(self) -> None:
+        if self._before_change is not None:
+            self._before_change()
+
     def create_requested(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
         """Start an instant: create ``T.<action>.requested`` (Hudi ``createNewInstant`` /
         ``saveToCompactionRequested`` / ``saveToCleanRequested`` ...).
@@ -240,6 +248,7 @@ class ActiveTimeline:
             TimelineError: an instant file with this timestamp already exists, or the action has no
                 requested state.
         """
+        self._changing()
         instant = Instant(instant_time, action, State.REQUESTED)
         self._ensure_new_time(instant_time)
         if not self.storage.create_if_absent(self._path(instant), content):
@@ -257,6 +266,7 @@ class ActiveTimeline:
         Raises:
             TimelineError: an instant file with this timestamp already exists (for a savepoint: a savepoint).
         """
+        self._changing()
         instant = Instant(instant_time, action, State.INFLIGHT)
         if action == SAVEPOINT:
             if any(i.action == SAVEPOINT for i in self.storage_instant_files(instant_time)):
@@ -291,6 +301,7 @@ class ActiveTimeline:
         Raises:
             TimelineError: ``instant`` is not requested, its file is missing, or the inflight file exists.
         """
+        self._changing()
         if not instant.is_requested:
             raise TimelineError(f"cannot move {instant} to inflight: it is not requested")
         if not self.storage.exists(self._path(instant)):
@@ -317,6 +328,7 @@ class ActiveTimeline:
         Raises:
             TimelineError: ``instant`` is not inflight, its file is missing, or it is already completed.
         """
+        self._changing()
         if not instant.is_inflight:
             raise TimelineError(f"cannot complete {instant}: it is not inflight")
         if not self.storage.exists(self._path(instant)):
@@ -339,6 +351,7 @@ class ActiveTimeline:
         Raises:
             TimelineError: ``instant`` is not inflight.
         """
+        self._changing()
         if not instant.is_inflight:
             raise TimelineError(f"cannot revert {instant}: it is not inflight")
         self.storage.delete(self._path(instant))
@@ -353,6 +366,7 @@ class ActiveTimeline:
         ``commit``/``deltacommit`` also removes pending compaction/logcompaction files with that time.
         Missing files are ignored.
         """
+        self._changing()
         actions = {action, COMPLETED_ACTION.get(action, action)}
         for pending_action, completed_action in COMPLETED_ACTION.items():
             if action == completed_action:

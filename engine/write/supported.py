@@ -7,6 +7,7 @@ from engine import errors
 from engine.config import HoodieConfig, IndexConfig, TableConfig
 from engine.formats.cdc import SupplementalLoggingMode
 from engine.index.bucket import BucketSpec
+from engine.metadata_table import refuse_metadata_table
 from engine.table import Table
 
 SUPPORTED_INDEX_TYPES = ("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET")
@@ -28,8 +29,10 @@ def check_write_supported(table: Table, conf: HoodieConfig) -> None:
             ``hoodie.table.cdc.enabled`` differs from the table's, its
             ``hoodie.table.cdc.supplemental.logging.mode`` is not a mode Hudi knows, or
             ``hoodie.datasource.write.drop.partition.columns`` differs from the table's (a table's data files
-            either all hold their partition columns or none do).
+            either all hold their partition columns or none do), or ``hoodie.metadata.enable`` is true (this
+            engine maintains no metadata table: :mod:`engine.metadata_table`).
     """
+    refuse_metadata_table(conf, table)
     index_type = conf.get(IndexConfig.TYPE).strip().upper()
     if index_type not in SUPPORTED_INDEX_TYPES:
         raise errors.ConfigError(
