@@ -25,6 +25,7 @@ import logging
 import os
 from dataclasses import dataclass
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,16 @@ from engine.errors import CorruptFile, SchemaMismatch
 LOG = logging.getLogger(__name__)
 
 AVSC_DIR = Path(__file__).with_name("avro")
-"""Directory of the bundled ``.avsc`` files."""
+"""Directory of the bundled ``.avsc`` files (when the package is a folder; see :func:`bundled_schemas`)."""
+
+
+def bundled_schemas() -> list[tuple[str, str]]:
+    """``(file name, text)`` of every bundled ``.avsc`` file, by name. Read through :mod:`importlib.resources`,
+    so they are found also when the package is imported from a zip (``--py-files`` / ``spark.submit.pyFiles``
+    on Spark executors, which decode delete blocks with these schemas)."""
+    folder = resources.files(__package__).joinpath("avro")
+    return sorted((entry.name, entry.read_text(encoding="utf-8")) for entry in folder.iterdir()
+                  if entry.name.endswith(".avsc"))
 
 NAMESPACE = "org.apache.hudi.avro.model"
 """Namespace of every Hudi timeline record."""
@@ -145,13 +155,15 @@ def _collect_named(node: Any, namespace: str | None, source: str, out: dict[str,
 class _Registry:
     """All named Avro types of the bundled ``.avsc`` files, plus fastavro-parsed top-level schemas."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, schemas: list[tuple[str, str]]) -> None:
         self.files: dict[str, Any] = {}
-        for path in sorted(directory.glob("*.avsc")):
+        for name, text in schemas:
             try:
-                self.files[path.name] = json.loads(strip_json_comments(path.read_text(encoding="utf-8")))
+                self.files[name] = json.loads(strip_json_comments(text))
             except json.JSONDecodeError as exc:
-                raise CorruptFile(f"Avro schema file {path} is not valid JSON: {exc}") from exc
+                raise CorruptFile(f"Avro schema file {name} under {AVSC_DIR} is not valid JSON: {exc}") from exc
+        if not self.files:
+            raise CorruptFile(f"no bundled Avro schema files (.avsc) found in package {__package__}.avro")
         self.named: dict[str, _NamedDef] = {}
         for name, schema in self.files.items():
             _collect_named(schema, None, name, self.named)
@@ -186,7 +198,7 @@ class _Registry:
 
 @cache
 def _registry() -> _Registry:
-    return _Registry(AVSC_DIR)
+    return _Registry(bundled_schemas())
 
 
 def record_names() -> list[str]:

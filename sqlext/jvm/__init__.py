@@ -95,16 +95,26 @@ def java_sources() -> list[Path]:
 
 
 def _pyspark() -> tuple[Path, str]:
-    """PySpark's install directory (holding ``jars/``) and version."""
+    """The Spark installation holding ``jars/`` and PySpark's version: the pyspark package folder (a pip
+    install), else ``$SPARK_HOME`` (under ``spark-submit`` pyspark is imported from
+    ``$SPARK_HOME/python/lib/pyspark.zip``, which holds no jars).
+
+    Raises:
+        JvmBuildError: pyspark is not importable, or neither place has a ``jars/`` folder.
+    """
     try:
         import pyspark
     except ImportError as exc:  # pragma: no cover - pyspark is a hard dependency
         raise JvmBuildError(f"pyspark is not importable: {exc}") from exc
-    home = Path(pyspark.__file__).resolve().parent
-    jars = home / "jars"
-    if not jars.is_dir():
-        raise JvmBuildError(f"PySpark at {home} has no jars/ directory to compile the catalog against")
-    return home, str(pyspark.__version__)
+    package = Path(pyspark.__file__).resolve().parent
+    candidates = [package]
+    if os.environ.get("SPARK_HOME"):
+        candidates.append(Path(os.environ["SPARK_HOME"]).resolve())
+    for home in candidates:
+        if (home / "jars").is_dir():
+            return home, str(pyspark.__version__)
+    raise JvmBuildError(f"no jars/ directory to compile the catalog against in {' or '.join(map(str, candidates))} "
+                        "(the pyspark package, $SPARK_HOME)")
 
 
 def cache_dir() -> Path:
