@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.config import ClusteringConfig, HoodieConfig, LayoutConfig, WriteConfig, parse_list
+from engine.config import ClusteringConfig, HoodieConfig, IndexConfig, LayoutConfig, WriteConfig, parse_list
 from engine.errors import ConcurrentWriteError, ConfigError, TableServiceError
 from engine.filegroup.naming import parse_base_file_name, parse_log_file_name
 from engine.filegroup.slices import FileSlice
@@ -292,11 +292,15 @@ def check_clustering_config(conf: HoodieConfig, where: str) -> None:
     """Refuse clustering settings this engine does not implement.
 
     Raises:
-        ConfigError: another plan, execution or update strategy; rolling back pending clustering on conflict;
+        ConfigError: a bucket index table (Hudi refuses it too); another plan, execution or update strategy; rolling
+            back pending clustering on conflict;
             an unknown layout strategy or curve build method; an unknown partition filter mode.
     """
     from engine.services.layout import layout_strategy
 
+    if conf.get(IndexConfig.TYPE).strip().upper() == "BUCKET":
+        # A bucket is one file group with a fixed id: rewriting file groups into new ones would break the layout.
+        raise ConfigError(f"Clustering is not supported for bucket index ({IndexConfig.TYPE.key}=BUCKET, {where})")
     for prop, wanted in ((ClusteringConfig.PLAN_STRATEGY_CLASS, SIZE_BASED_PLAN),
                          (ClusteringConfig.EXECUTION_STRATEGY_CLASS, SORT_AND_SIZE_EXECUTION),
                          (ClusteringConfig.UPDATES_STRATEGY, REJECT_UPDATES)):

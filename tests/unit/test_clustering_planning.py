@@ -86,6 +86,8 @@ def test_unsupported_settings_are_refused() -> None:
     with pytest.raises(ConfigError, match="unknown layout optimization strategy"):
         check_clustering_config(HoodieConfig({"hoodie.layout.optimize.strategy": "spiral"}), "t")
     assert layout_strategy("ZORDER") == "z-order"
+    with pytest.raises(ConfigError, match="Clustering is not supported for bucket index"):
+        check_clustering_config(HoodieConfig({"hoodie.index.type": "bucket"}), "t")
 
 
 def test_normalised_values_keep_column_order() -> None:
