@@ -32,7 +32,7 @@ import pytest
 from hive_sync.metastore import free_port
 from tests.conftest import hudi_rs_rows
 
-pytestmark = [pytest.mark.slow, pytest.mark.integration]
+pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.cluster]
 
 ROOT = Path(__file__).resolve().parents[2]
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
