@@ -292,15 +292,11 @@ def check_clustering_config(conf: HoodieConfig, where: str) -> None:
     """Refuse clustering settings this engine does not implement.
 
     Raises:
-        ConfigError: a bucket index table (Hudi refuses it too); another plan, execution or update strategy; rolling
-            back pending clustering on conflict;
+        ConfigError: another plan, execution or update strategy; rolling back pending clustering on conflict;
             an unknown layout strategy or curve build method; an unknown partition filter mode.
     """
     from engine.services.layout import layout_strategy
 
-    if conf.get(IndexConfig.TYPE).strip().upper() == "BUCKET":
-        # A bucket is one file group with a fixed id: rewriting file groups into new ones would break the layout.
-        raise ConfigError(f"Clustering is not supported for bucket index ({IndexConfig.TYPE.key}=BUCKET, {where})")
     for prop, wanted in ((ClusteringConfig.PLAN_STRATEGY_CLASS, SIZE_BASED_PLAN),
                          (ClusteringConfig.EXECUTION_STRATEGY_CLASS, SORT_AND_SIZE_EXECUTION),
                          (ClusteringConfig.UPDATES_STRATEGY, REJECT_UPDATES)):
@@ -318,6 +314,17 @@ def check_clustering_config(conf: HoodieConfig, where: str) -> None:
     if mode not in FILTER_MODES:
         raise ConfigError(f"{ClusteringConfig.PARTITION_FILTER_MODE.key}: unknown partition filter mode {mode!r} "
                           f"for {where}; expected one of {', '.join(FILTER_MODES)}")
+
+
+def refuse_bucket_clustering(conf: HoodieConfig, where: str) -> None:
+    """Refuse clustering a bucket index table (as Hudi does): a bucket is one file group with a fixed id, which
+    rewriting file groups into new ones would break.
+
+    Raises:
+        ConfigError: ``hoodie.index.type=BUCKET``.
+    """
+    if conf.get(IndexConfig.TYPE).strip().upper() == "BUCKET":
+        raise ConfigError(f"Clustering is not supported for bucket index ({IndexConfig.TYPE.key}=BUCKET, {where})")
 
 
 def commits_since_last_clustering(table: Table) -> tuple[str | None, int]:
@@ -367,6 +374,7 @@ def plan_clustering(table: Table, conf: HoodieConfig) -> tuple[ClusteringPlan | 
         ``(plan, "")``, or ``(None, reason)`` naming what made every file slice ineligible.
     """
     check_clustering_config(conf, f"table {table.base_path}")
+    refuse_bucket_clustering(conf, f"table {table.base_path}")
     not_due = why_not_due(table, conf)
     if not_due is not None:
         return None, not_due

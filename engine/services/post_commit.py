@@ -29,7 +29,7 @@ from engine.errors import EngineError
 from engine.services.archive import archive, check_archive_config
 from engine.services.callback import callback_message, check_callback_config, send_commit_callback
 from engine.services.clean import run_clean
-from engine.services.clustering import check_clustering_config
+from engine.services.clustering import check_clustering_config, refuse_bucket_clustering
 from engine.table import Table
 from engine.timeline.commit_metadata import CommitMetadata
 
@@ -67,6 +67,8 @@ def check_services_supported(conf: HoodieConfig, table: str) -> None:
             clustering on conflict); a callback that cannot be sent; archival settings Hudi refuses.
     """
     check_clustering_config(conf, f"table {table}")
+    if conf.get(ClusteringConfig.INLINE) or conf.get(ClusteringConfig.SCHEDULE_INLINE):
+        refuse_bucket_clustering(conf, f"table {table}")
     check_callback_config(conf, table)
     if conf.get(ArchiveConfig.AUTOMATIC):
         check_archive_config(conf, table)

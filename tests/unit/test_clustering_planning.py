@@ -10,7 +10,13 @@ import pytest
 from engine.config import HoodieConfig
 from engine.errors import ConfigError
 from engine.filegroup.slices import BaseFile, FileSlice, LogFile
-from engine.services.clustering import build_groups, check_clustering_config, filter_partitions, group_metrics
+from engine.services.clustering import (
+    build_groups,
+    check_clustering_config,
+    filter_partitions,
+    group_metrics,
+    refuse_bucket_clustering,
+)
 from engine.services.layout import _hilbert_transpose, _interleave, curve_key, layout_strategy, normalise
 
 MB = 2**20
@@ -86,8 +92,9 @@ def test_unsupported_settings_are_refused() -> None:
     with pytest.raises(ConfigError, match="unknown layout optimization strategy"):
         check_clustering_config(HoodieConfig({"hoodie.layout.optimize.strategy": "spiral"}), "t")
     assert layout_strategy("ZORDER") == "z-order"
+    check_clustering_config(HoodieConfig({"hoodie.index.type": "bucket"}), "t")  # writes to bucket tables check too
     with pytest.raises(ConfigError, match="Clustering is not supported for bucket index"):
-        check_clustering_config(HoodieConfig({"hoodie.index.type": "bucket"}), "t")
+        refuse_bucket_clustering(HoodieConfig({"hoodie.index.type": "bucket"}), "t")
 
 
 def test_normalised_values_keep_column_order() -> None:
