@@ -465,6 +465,16 @@ class ReadConfig:
         "(begin, end] instead of the active commits in the range only.")
     QUERY_AS_RO_TABLE = bool_property("hoodie.query.as.ro.table", None,
                               "Set by Hive sync on _ro (true) / _rt (false) tables.")
+    PINNED_INSTANT = str_property(
+        "sqlext.read.pinned.instant", None,
+        "Internal (set by sqlext's session catalog when Spark's parquet scan reads part of a query): the latest "
+        "completed instant when the query was planned; a snapshot or read-optimized read then reads the table as "
+        "of it if newer commits completed since, so both parts of the query see one snapshot.")
+    FILE_GROUPS = str_property(
+        "sqlext.read.file.groups", None,
+        "Internal (set by sqlext's session catalog): JSON list of [partition path, file id] pairs; the read "
+        "returns the rows of these file groups only (the slices with log files of a query whose other slices "
+        "Spark's parquet scan reads).")
 
 
 class MemoryConfig:

@@ -2,8 +2,9 @@
 
 The embedded default is local Spark with a warehouse folder holding an embedded Derby metastore
 (``<warehouse>/metastore_db``), so tables survive restarts, as with ``spark-sql``. The session installs
-the custom session catalog (:mod:`sqlext.jvm`) and registers the ``hudi`` Python data source, so plain
-``spark.sql`` and ``spark.read.format("hudi")`` read Hudi tables.
+the custom session catalog (:mod:`sqlext.jvm`), registers the ``hudi`` Python data source, so plain
+``spark.sql`` and ``spark.read.format("hudi")`` read Hudi tables, and registers the engine's read planner with
+the JVM (:mod:`sqlext.jvm.read_planner`), so the base files of those reads go to Spark's own parquet scan.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from sqlext.embedded_metastore import (
     metastore_dir,
 )
 from sqlext.errors import SqlParseError
+from sqlext.jvm import read_planner
 from sqlext.parser import parse_statement
 from sqlext.variables import substitute_variables
 
@@ -201,7 +203,7 @@ def connect(
         master: Spark master (default ``local[*]``).
 
     Returns:
-        The session; the ``hudi`` data source is registered on it.
+        The session; the ``hudi`` data source and the read planner are registered on it.
 
     Raises:
         SqlError: the JVM catalog could not be built.
@@ -233,10 +235,12 @@ def connect(
                 wait([registered])  # its own failure, if any, says less than the catalog's
                 raise
             registered.result()
+        read_planner.install(spark)
         return Session(spark, wh)
     configured = spark.conf.get("spark.sql.warehouse.dir", None) or str(default_warehouse())
     wh = Path(configured.removeprefix("file:"))
     for key, value in (conf or {}).items():
         spark.conf.set(str(key), str(value))
     spark.dataSource.register(HudiDataSource)
+    read_planner.install(spark)
     return Session(spark, wh)

@@ -24,6 +24,7 @@ class BaseFile:
         file_id: file group id.
         commit_time: instant that wrote the file (the slice's base instant).
         size: bytes.
+        mtime_ms: modification time, milliseconds since the epoch (0 when unknown).
     """
 
     path: str
@@ -31,6 +32,7 @@ class BaseFile:
     file_id: str
     commit_time: str
     size: int
+    mtime_ms: int = 0
 
     @property
     def write_token(self) -> str:

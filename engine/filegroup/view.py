@@ -217,7 +217,7 @@ class FileSystemView:
             if parsed_base is not None:
                 file_id, _, commit_time = parsed_base
                 existing = bases[file_id].get(commit_time)
-                base = BaseFile(info.path, info.name, file_id, commit_time, info.size)
+                base = BaseFile(info.path, info.name, file_id, commit_time, info.size, info.mtime_ms)
                 if existing is not None:
                     LOG.warning("two base files for file group %s at instant %s in %s: %s and %s; using the "
                                 "last by name", file_id, commit_time, partition or "<root>", existing.name,

@@ -9,7 +9,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -40,6 +41,7 @@ class ReadSplit:
         base_file: absolute path of the base file, or ``None`` for a log-only slice.
         log_files: absolute paths of the slice's log files, in log order.
         size_bytes: total bytes of the slice's files (for split sizing).
+        base_mtime_ms: the base file's modification time (milliseconds since the epoch; 0 when unknown or none).
     """
 
     partition_path: str
@@ -48,6 +50,7 @@ class ReadSplit:
     base_file: str | None
     log_files: tuple[str, ...]
     size_bytes: int
+    base_mtime_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,32 @@ def _incremental_bound(value: str) -> str:
     return text if text.isdigit() else normalize_instant(text)
 
 
+def file_groups_option(groups: Iterable[tuple[str, str]]) -> str:
+    """The value of ``sqlext.read.file.groups`` (:attr:`ReadConfig.FILE_GROUPS`) naming ``(partition path, file
+    id)`` pairs."""
+    return json.dumps([list(g) for g in groups], separators=(",", ":"))
+
+
+def _file_groups(options: HoodieConfig, table: Table) -> frozenset[tuple[str, str]] | None:
+    """The file groups ``sqlext.read.file.groups`` restricts a read to, or None when it is not set.
+
+    Raises:
+        ConfigError: the value is not a JSON list of ``[partition, file id]`` string pairs.
+    """
+    raw = options.raw(ReadConfig.FILE_GROUPS)
+    if raw is None:
+        return None
+    try:
+        parsed = json.loads(raw)
+        if not isinstance(parsed, list):
+            raise TypeError("not a list")
+        groups = frozenset((str(p), str(f)) for p, f in parsed)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{ReadConfig.FILE_GROUPS.key} on table {table.base_path}: expected a JSON list of "
+                          f"[partition path, file id] pairs: {exc}") from None
+    return groups
+
+
 def plan_query(
     table: Table, options: HoodieConfig, partition_filter: Callable[[str], bool] | None = None
 ) -> QueryPlan:
@@ -155,11 +184,15 @@ def plan_query(
     Args:
         table: the table.
         options: read options (``hoodie.datasource.query.type``, ``as.of.instant``,
-            ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``, ``hoodie.query.as.ro.table``).
+            ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``, ``hoodie.query.as.ro.table``),
+            and sqlext's internal ``sqlext.read.pinned.instant`` (a snapshot or read-optimized read without
+            ``as.of.instant`` reads as of that instant when newer commits completed since) and
+            ``sqlext.read.file.groups`` (only these file groups; :func:`file_groups_option`).
         partition_filter: keeps only partitions for which it returns True (partition pruning).
 
     Raises:
-        ConfigError: bad query type or instant, or an incremental query without a begin instant.
+        ConfigError: bad query type or instant, an incremental query without a begin instant, or a malformed
+            ``sqlext.read.file.groups``.
     """
     raw_type = options.get(ReadConfig.QUERY_TYPE).strip().lower()
     if options.get_optional(ReadConfig.QUERY_AS_RO_TABLE):
@@ -173,6 +206,10 @@ def plan_query(
     completed = [i.timestamp for i in timeline.completed_commits()]
     as_of = options.raw(ReadConfig.AS_OF_INSTANT)
     as_of = normalize_instant(as_of) if as_of else None
+    pinned = options.raw(ReadConfig.PINNED_INSTANT)
+    if pinned and as_of is None and query_type is not QueryType.INCREMENTAL and completed and completed[-1] > pinned:
+        as_of = normalize_instant(pinned)  # commits completed since the query was planned: read what it saw
+    only_groups = _file_groups(options, table)
     begin = end = None
     touched: set[str] | None = None
     if query_type is QueryType.INCREMENTAL:
@@ -208,11 +245,16 @@ def plan_query(
     visible = frozenset(t for t in completed if as_of is None or t <= as_of)
     view = table.file_system_view(as_of)
     splits = []
+    group_partitions = None if only_groups is None else {p for p, _ in only_groups}
     for partition in view.partition_paths():
         if partition_filter is not None and not partition_filter(partition):
             continue
+        if group_partitions is not None and partition not in group_partitions:
+            continue
         for slice_ in view.latest_file_slices(partition):
             if touched is not None and slice_.file_id not in touched:
+                continue
+            if only_groups is not None and (partition, slice_.file_id) not in only_groups:
                 continue
             logs = () if query_type is QueryType.READ_OPTIMIZED else tuple(lf.path for lf in slice_.log_files)
             base = slice_.base_file
@@ -220,7 +262,7 @@ def plan_query(
                 continue
             size = (base.size if base else 0) + sum(lf.size for lf in slice_.log_files if lf.path in logs)
             splits.append(ReadSplit(partition, slice_.file_id, slice_.base_instant,
-                                    base.path if base else None, logs, size))
+                                    base.path if base else None, logs, size, base.mtime_ms if base else 0))
     evolution = SchemaEvolution.of(table, as_of)
     merge = None
     if table.is_mor and query_type is not QueryType.READ_OPTIMIZED and any(s.log_files for s in splits):

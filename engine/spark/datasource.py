@@ -8,14 +8,18 @@ read_optimized | incremental; ``as.of.instant``; ``hoodie.datasource.read.begin.
 
 Partition pruning: equality / IN / comparison filters on partition columns of hive-style or plain
 partition paths are used to skip partitions (Spark still re-applies every filter).
+
+Through sqlext's session catalog, the base files of snapshot and read-optimized reads go to Spark's own
+parquet scan instead (:mod:`engine.read.parquet_slices`, :mod:`sqlext.jvm.read_planner`); this reader then
+reads only the file groups with log files, named by the internal options ``sqlext.read.file.groups`` and
+``sqlext.read.pinned.instant`` (:func:`engine.read.planner.plan_query`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -34,10 +38,10 @@ from pyspark.sql.types import StructType
 
 from engine.config import HoodieConfig, ReadConfig
 from engine.errors import ConfigError
-from engine.keygen import KeyGenerator
 from engine.read.cdc import CDC_SCHEMA, is_cdc_query, plan_cdc, read_cdc_group
 from engine.read.file_group_reader import read_split
 from engine.read.planner import QueryPlan, ReadSplit, normalize_instant, plan_query
+from engine.read.pruning import Predicate, partition_filter
 from engine.spark.schema import arrow_to_spark, spark_to_arrow, table_spark_schema
 from engine.storage import Storage
 from engine.table import Table
@@ -48,7 +52,13 @@ TARGET_SPLIT_BYTES = 32 * 1024 * 1024  # slices are grouped up to this size per 
 CDC_GROUPS_PER_TASK = 16  # file groups whose changes one Spark task reads in a CDC query
 
 
-def _table_path(options: dict[str, str]) -> str:
+def table_path(options: Mapping[str, str]) -> str:
+    """The table's base path from data source options (``path``, else ``hoodie.base.path``; a ``file:`` prefix
+    is dropped).
+
+    Raises:
+        ConfigError: neither option is set.
+    """
     path = options.get("path") or options.get("hoodie.base.path")
     if not path:
         raise ConfigError("the hudi data source needs a 'path' option (the table's base path)")
@@ -72,7 +82,7 @@ class HudiDataSource(DataSource):
         options = {str(k): str(v) for k, v in dict(self.options).items()}
         if is_cdc_query(HoodieConfig(options)):
             return arrow_to_spark(CDC_SCHEMA)
-        table = Table.load(_table_path(options))
+        table = Table.load(table_path(options))
         as_of = HoodieConfig(options).raw(ReadConfig.AS_OF_INSTANT)
         schema = table_spark_schema(table, normalize_instant(as_of) if as_of else None)
         if not schema.fields:
@@ -84,7 +94,7 @@ class HudiDataSource(DataSource):
         return HudiDataSourceReader(dict(self.options), schema)
 
 
-def _filter_value(f: Filter) -> tuple[str, str, Any] | None:
+def _filter_value(f: Filter) -> Predicate | None:
     column = ".".join(getattr(f, "attribute", ()) or ())
     if isinstance(f, EqualTo):
         return column, "=", f.value
@@ -108,8 +118,8 @@ class HudiDataSourceReader(DataSourceReader):
         self._options = {str(k): str(v) for k, v in options.items()}
         self._spark_schema = schema
         self._arrow_schema = spark_to_arrow(schema)
-        self._path = _table_path(self._options)
-        self._predicates: list[tuple[str, str, Any]] = []
+        self._path = table_path(self._options)
+        self._predicates: list[Predicate] = []
 
     def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 - Spark's name
         """Keep partition-column predicates for pruning; every filter is returned so Spark re-applies it."""
@@ -119,37 +129,9 @@ class HudiDataSourceReader(DataSourceReader):
                 self._predicates.append(parsed)
             yield f
 
-    def _partition_filter(self, table: Table) -> Any:
-        fields = [f.lower() for f in table.partition_fields]
-        wanted = [(c.lower(), op, v) for c, op, v in self._predicates if c.lower() in fields]
-        if not wanted or "timestamp" in table.keygen_class.lower() or "custom" in table.keygen_class.lower():
-            return None
-        keygen = KeyGenerator.from_config(table.config)
-
-        def keep(partition_path: str) -> bool:
-            try:
-                values = keygen.partition_values(partition_path)
-            except Exception:  # noqa: BLE001 - an unparsable path is never pruned
-                return True
-            if len(values) != len(fields):
-                return True
-            current = dict(zip(fields, values, strict=True))
-            for column, op, value in wanted:
-                stored = current[column]
-                if stored == "__HIVE_DEFAULT_PARTITION__":
-                    return False
-                try:
-                    if not _compare(stored, op, value):
-                        return False
-                except (TypeError, ValueError):
-                    continue
-            return True
-
-        return keep
-
     def _plan(self) -> QueryPlan:
         table = Table.load(self._path)
-        return plan_query(table, HoodieConfig(self._options), self._partition_filter(table))
+        return plan_query(table, HoodieConfig(self._options), partition_filter(table, self._predicates))
 
     def _cdc_partitions(self) -> Sequence[InputPartition]:
         """A CDC query: file groups with changes, about :data:`CDC_GROUPS_PER_TASK` per task."""
@@ -187,25 +169,3 @@ class HudiDataSourceReader(DataSourceReader):
         for split in partition.value:
             yield from read_split(storage, split, self._arrow_schema, plan)
 
-
-def _compare(stored: str, op: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        left: Any = stored.lower() == "true"
-    elif isinstance(value, int):
-        left = int(stored)
-    elif isinstance(value, float):
-        left = float(stored)
-    else:
-        left = stored
-        value = str(value) if not isinstance(value, tuple) else tuple(str(v) for v in value)
-    if op == "=":
-        return bool(left == value)
-    if op == "in":
-        return left in value
-    if op == ">":
-        return bool(left > value)
-    if op == ">=":
-        return bool(left >= value)
-    if op == "<":
-        return bool(left < value)
-    return bool(left <= value)

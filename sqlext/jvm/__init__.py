@@ -8,7 +8,9 @@ data source, on every scan and write, the options ``path`` (the table location),
 TBLPROPERTIES and its storage/serde properties (e.g. ``hoodie.query.as.ro.table``), with the per-query
 options (``SELECT ... FROM t WITH ('k'='v')``) winning. ``VERSION AS OF 'v'`` and
 ``TIMESTAMP AS OF 'ts'`` reach the reader as option ``as.of.instant`` (``v`` itself, resp. ``ts`` as
-``yyyyMMddHHmmssSSS`` in the session time zone). Every other table is left to Spark.
+``yyyyMMddHHmmssSSS`` in the session time zone). Every other table is left to Spark. Snapshot and
+read-optimized reads of base files without log files then go to Spark's own parquet scan instead
+(``io.sqlext.catalog.HudiParquetReads``, asking the engine through :mod:`sqlext.jvm.read_planner`).
 
 Beside it, ``io.sqlext.catalog.HudiCatalogEntries`` writes a Hudi table's metastore entry as Hudi 0.14's
 ``CreateHoodieTableCommand`` does (Hive-compatible columns, Hudi's input formats, Spark's data source
@@ -58,8 +60,9 @@ CATALOG_CLASS = "io.sqlext.catalog.HudiSessionCatalog"
 
 EXTENSIONS_CLASS = "io.sqlext.catalog.SqlextExtensions"
 """``spark.sql.extensions``: refuses INSERT/UPDATE/DELETE/MERGE on Hudi tables run as plain Spark SQL, reads
-Hudi's instant form of ``TIMESTAMP AS OF``, and registers Hudi's table-valued functions ``hudi_query`` and
-``hudi_table_changes``."""
+Hudi's instant form of ``TIMESTAMP AS OF``, registers Hudi's table-valued functions ``hudi_query`` and
+``hudi_table_changes``, and hands the base files of Hudi reads to Spark's parquet scan
+(``io.sqlext.catalog.HudiParquetReads``, planned by :mod:`sqlext.jvm.read_planner`)."""
 
 JAR_NAME = "sqlext-catalog.jar"
 """File name of the built jar inside its cache directory."""

@@ -181,6 +181,11 @@ public final class HudiTable
         + "ALTER TABLE ... DROP PARTITION, and Hive sync to update the metastore)");
   }
 
+  /** The metastore entry this table was loaded from. */
+  CatalogTable catalogTable() {
+    return catalogTable;
+  }
+
   /** The options this table gives every scan and write before the per-query ones (unmodifiable). */
   public Map<String, String> catalogOptions() {
     return catalogOptions;

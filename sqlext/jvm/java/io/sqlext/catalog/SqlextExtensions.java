@@ -15,7 +15,8 @@ import scala.runtime.BoxedUnit;
  *       fail with one line saying they go through sqlext;</li>
  *   <li>{@link HudiTimeTravelParser}: {@code TIMESTAMP AS OF '<instant>'} as Hudi accepts it;</li>
  *   <li>{@link HudiTableFunctions}: Hudi's table-valued functions {@code hudi_query} and
- *       {@code hudi_table_changes}.</li>
+ *       {@code hudi_table_changes};</li>
+ *   <li>{@link HudiParquetReads}: the base files of Hudi reads go to Spark's own parquet scan.</li>
  * </ul>
  */
 public final class SqlextExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
@@ -25,6 +26,7 @@ public final class SqlextExtensions extends AbstractFunction1<SparkSessionExtens
     extensions.injectResolutionRule(session -> new RefuseHudiWrites());
     extensions.injectParser((session, delegate) -> new HudiTimeTravelParser(delegate));
     HudiTableFunctions.install(extensions);
+    extensions.injectPostHocResolutionRule(session -> new HudiParquetReads(session));
     return BoxedUnit.UNIT;
   }
 }

@@ -1,0 +1,93 @@
+"""Read benchmark: a snapshot aggregate over a copy-on-write TPC-H lineitem table through Spark's own parquet
+scan (the base files of the latest slices, ``FileScan parquet``) against the ``hudi`` Python data source
+(``SET spark.sqlext.read.parquet.enabled=false``, the path before), and Spark over the same parquet files
+without Hudi. Prints one JSON document: seconds (median of ``--repeat`` runs after one warm-up each).
+
+Usage: ``python bench/tpch_gen.py --sf 1 --out bench/data/sf1`` then
+``python bench/bench_reads.py --data bench/data/sf1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+AGGREGATE = """SELECT l_returnflag, l_linestatus, sum(l_quantity) AS q, sum(l_extendedprice) AS p,
+                      avg(l_discount) AS d, count(*) AS n
+               FROM {source} GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus"""
+SELECTIVE = """SELECT l_shipmode, count(*) AS n, sum(l_extendedprice) AS p FROM {source}
+               WHERE l_shipyear = 1995 AND l_quantity < 10 GROUP BY l_shipmode ORDER BY l_shipmode"""
+ENABLED = "spark.sqlext.read.parquet.enabled"
+
+
+def median_seconds(run: Any, repeat: int) -> tuple[float, Any]:
+    """Median wall-clock seconds of ``repeat`` calls of ``run`` after one warm-up call, and its last result."""
+    result = run()
+    times = []
+    for _ in range(repeat):
+        start = time.monotonic()
+        result = run()
+        times.append(time.monotonic() - start)
+    return statistics.median(times), result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="folder holding lineitem.parquet")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+
+    import sqlext
+    from engine.table import Table
+
+    with tempfile.TemporaryDirectory(prefix="bench-reads-") as work:
+        session = sqlext.connect(warehouse=Path(work) / "warehouse", conf={
+            "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "2g"})
+        spark = session.spark
+        lineitem = f"parquet.`{args.data.resolve()}/lineitem.parquet`"
+        results: dict[str, Any] = {"data": str(args.data), "repeat": args.repeat}
+        start = time.monotonic()
+        session.sql(f"""CREATE TABLE lineitem USING hudi PARTITIONED BY (l_shipyear)
+            TBLPROPERTIES (type = 'cow', primaryKey = 'l_orderkey,l_linenumber')
+            AS SELECT *, year(l_shipdate) AS l_shipyear FROM {lineitem}""").collect()
+        results["bulk_insert_s"] = round(time.monotonic() - start, 1)
+        entry = session.catalog.lookup_name("lineitem")
+        assert entry is not None
+        view = Table.load(entry.location).file_system_view()
+        files = [bf.path for bf in view.all_latest_base_files()]
+        results["rows"] = spark.sql("SELECT count(*) FROM lineitem").collect()[0][0]
+        results["base_files"] = len(files)
+        spark.read.parquet(*files).createOrReplaceTempView("lineitem_files")
+
+        for name, query in (("aggregate", AGGREGATE), ("selective", SELECTIVE)):
+            answers = {}
+            spark.conf.set(ENABLED, "false")
+            seconds, answers["python"] = median_seconds(
+                lambda q=query: spark.sql(q.format(source="lineitem")).collect(), args.repeat)
+            results[f"{name}_python_reader_s"] = round(seconds, 2)
+            spark.conf.set(ENABLED, "true")
+            plan = spark.sql(query.format(source="lineitem"))._jdf.queryExecution().executedPlan().toString()
+            assert "FileScan parquet" in plan and "(Python)" not in plan, plan
+            seconds, answers["parquet"] = median_seconds(
+                lambda q=query: spark.sql(q.format(source="lineitem")).collect(), args.repeat)
+            results[f"{name}_parquet_scan_s"] = round(seconds, 2)
+            seconds, answers["plain"] = median_seconds(
+                lambda q=query: spark.sql(q.format(source="lineitem_files")).collect(), args.repeat)
+            results[f"{name}_plain_spark_parquet_s"] = round(seconds, 2)
+            results[f"{name}_same_answer"] = answers["python"] == answers["parquet"] == answers["plain"]
+            results[f"{name}_speedup"] = round(results[f"{name}_python_reader_s"]
+                                               / results[f"{name}_parquet_scan_s"], 1)
+        session.stop()
+    json.dump(results, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+/*
+ * sqlext: Hudi base files read by Spark's own parquet scan.
+ */
+package io.sqlext.catalog;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
+import org.apache.spark.sql.catalyst.plans.logical.Union;
+import org.apache.spark.sql.catalyst.plans.logical.UpdateTable;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
+import org.apache.spark.sql.execution.datasources.LogicalRelation;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonTable;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import scala.Option;
+import scala.PartialFunction$;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A post-hoc resolution rule (installed by {@link SqlextExtensions}) that gives the base files of a Hudi read
+ * to Spark's own parquet scan, as Hudi 0.14's {@code DefaultSource.createRelation} does with
+ * {@code BaseFileOnlyRelation.toHadoopFsRelation} for copy-on-write snapshot and read-optimized queries:
+ * vectorized reading, column pruning, predicate push-down into the parquet reader, partition pruning.
+ *
+ * <p>For every read of a Hudi table (a catalog table, {@link HudiTable}, or a path read of the {@code hudi}
+ * data source), the rule asks the engine's Python planner ({@link HudiReadPlanner#plan}, registered with
+ * {@link #register} by the sqlext session) how the read splits, and replaces the scan:
+ * <ul>
+ *   <li>{@code parquet}: every latest file slice is a base file without log files (copy-on-write tables,
+ *       read-optimized queries, compacted merge-on-read tables) — a {@code LogicalRelation} of a
+ *       {@code HadoopFsRelation}({@link HudiBaseFileIndex}, empty partition schema (Hudi keeps the partition
+ *       columns in the data files), the query's schema, {@code ParquetFileFormat}) with the scan's own output
+ *       attributes;</li>
+ *   <li>{@code union}: a merge-on-read table some of whose slices have log files — a {@code Union} of that
+ *       relation over the slices without log files and of the {@code hudi} data source restricted to the
+ *       other file groups (option {@code sqlext.read.file.groups}), read as of the instant the plan was made
+ *       at ({@code sqlext.read.pinned.instant}), so both parts see one snapshot and every file group is read
+ *       once;</li>
+ *   <li>{@code python}: the read stays as it is (incremental and CDC queries, tables whose schema evolved on
+ *       read, ... — see the Python planner, {@code engine.read.parquet_slices}).</li>
+ * </ul>
+ * Without a registered planner, with {@code spark.sqlext.read.parquet.enabled=false}, or when the planner
+ * fails (the Python reader then reports the error as before), every read stays with the Python reader. The
+ * targets of UPDATE, DELETE and MERGE are left alone ({@link RefuseHudiWrites} refuses them).
+ */
+public final class HudiParquetReads extends Rule<LogicalPlan> {
+
+  /** Session conf turning the rule off ({@code false}); default {@code true}. */
+  public static final String ENABLED = "spark.sqlext.read.parquet.enabled";
+
+  /** Reader option: the instant the plan was made at (the engine's {@code ReadConfig.PINNED_INSTANT}). */
+  static final String PINNED_INSTANT = "sqlext.read.pinned.instant";
+
+  /** Reader option: the file groups the Python part reads (the engine's {@code ReadConfig.FILE_GROUPS}). */
+  static final String FILE_GROUPS = "sqlext.read.file.groups";
+
+  private static final Logger LOG = LoggerFactory.getLogger(HudiParquetReads.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final TreeNodeTag<String> DECIDED = new TreeNodeTag<>("sqlext.hudi.read");
+
+  /** Parquet reader options: the engine reads dates and timestamps as stored (proleptic Gregorian). */
+  private static final Map<String, String> PARQUET_OPTIONS = Map.of(
+      "datetimeRebaseMode", "CORRECTED",
+      "int96RebaseMode", "CORRECTED",
+      "mergeSchema", "false");
+
+  private static volatile HudiReadPlanner planner;
+
+  private final SparkSession session;
+
+  /** The rule for {@code session} (Spark builds one per session state). */
+  public HudiParquetReads(SparkSession session) {
+    this.session = session;
+  }
+
+  /** Registers the engine's planner (a Py4J proxy of the Python driver); replaces any earlier one. */
+  public static void register(HudiReadPlanner readPlanner) {
+    planner = readPlanner;
+  }
+
+  /** Removes the registered planner: reads stay with the Python reader. */
+  public static void unregister() {
+    planner = null;
+  }
+
+  /** The registered planner, or null. */
+  static HudiReadPlanner planner() {
+    return planner;
+  }
+
+  @Override
+  public LogicalPlan apply(LogicalPlan plan) {
+    HudiReadPlanner current = planner;
+    if (current == null || !Boolean.parseBoolean(SQLConf.get().getConfString(ENABLED, "true").trim())) {
+      return plan;
+    }
+    if (plan instanceof UpdateTable || plan instanceof DeleteFromTable || plan instanceof MergeIntoTable) {
+      return plan;
+    }
+    return plan.resolveOperatorsUp(PartialFunction$.MODULE$.fromFunction(node -> {
+      if (node instanceof DataSourceV2Relation && node.getTagValue(DECIDED).isEmpty()) {
+        DataSourceV2Relation relation = (DataSourceV2Relation) node;
+        Map<String, String> options = readOptions(relation);
+        if (options != null) {
+          return rewrite(relation, options, current);
+        }
+      }
+      return node;
+    }));
+  }
+
+  /**
+   * The options the {@code hudi} data source would read {@code relation} with, or null when it is not a read
+   * of a Hudi table or is the Python part of an earlier rewrite.
+   */
+  private static Map<String, String> readOptions(DataSourceV2Relation relation) {
+    Table table = relation.table();
+    Map<String, String> query = relation.options().asCaseSensitiveMap();
+    Map<String, String> options;
+    if (table instanceof HudiTable) {
+      options = HudiTableOptions.forScan(((HudiTable) table).catalogOptions(), query).asCaseSensitiveMap();
+    } else if (table instanceof PythonTable && HudiSessionCatalog.PROVIDER.equalsIgnoreCase(table.name())) {
+      options = query;
+    } else {
+      return null;
+    }
+    for (String key : options.keySet()) {
+      if (key.equalsIgnoreCase(FILE_GROUPS)) {
+        return null;
+      }
+    }
+    return options;
+  }
+
+  private LogicalPlan rewrite(DataSourceV2Relation relation, Map<String, String> options, HudiReadPlanner current) {
+    StructType schema = relation.schema();
+    ObjectNode request = JSON.createObjectNode();
+    ObjectNode optionsNode = request.putObject("options");
+    options.forEach(optionsNode::put);
+    request.put("schema", schema.json());
+    JsonNode answer;
+    try {
+      answer = JSON.readTree(current.plan(request.toString()));
+    } catch (JsonProcessingException | RuntimeException e) {  // Py4J errors: the Python reader reports them
+      LOG.warn("Table {}: no read plan from the engine ({}); reading it with the Python reader",
+          relation.name(), e.toString());
+      return keepPython(relation);
+    }
+    String mode = answer.path("mode").asText("python");
+    if (!"parquet".equals(mode) && !"union".equals(mode)) {
+      LOG.debug("Table {} is read by the Python reader: {}", relation.name(), answer.path("reason").asText(""));
+      return keepPython(relation);
+    }
+    List<HudiBaseFileIndex.BaseFile> files = new ArrayList<>();
+    for (JsonNode file : answer.path("files")) {
+      files.add(new HudiBaseFileIndex.BaseFile(file.path("path").asText(), file.path("size").asLong(),
+          file.path("mtime").asLong(), file.path("partition").asText("")));
+    }
+    JsonNode pinnedNode = answer.path("pinnedInstant");
+    String pinned = pinnedNode.isTextual() ? pinnedNode.asText() : null;
+    HudiBaseFileIndex index = new HudiBaseFileIndex(relation.name(), answer.path("basePath").asText(), pinned,
+        files);
+    HadoopFsRelation fsRelation = new HadoopFsRelation(index, new StructType(), schema, Option.empty(),
+        new ParquetFileFormat(), scalaMap(PARQUET_OPTIONS), session);
+    LogicalRelation parquet = new LogicalRelation(fsRelation, relation.output(), catalogTable(relation), false,
+        Option.empty());
+    if ("parquet".equals(mode)) {
+      LOG.debug("Table {}: {} base files read by Spark's parquet scan", relation.name(), index.fileCount());
+      return parquet;
+    }
+    Map<String, String> partOptions = new LinkedHashMap<>(relation.options().asCaseSensitiveMap());
+    if (pinned != null) {
+      partOptions.put(PINNED_INSTANT, pinned);
+    }
+    partOptions.put(FILE_GROUPS, answer.path("fileGroups").toString());
+    DataSourceV2Relation fresh = relation.newInstance();
+    Table partTable = fresh.table();
+    if (partTable instanceof PythonTable) {
+      // A path read's data source caches the Python reader it was first asked for (with the options of the
+      // whole read): the restricted part needs a table of a fresh provider.
+      Optional<TableProvider> provider = HudiSessionCatalog.lookupProvider();
+      if (!provider.isPresent()) {
+        return keepPython(relation);
+      }
+      partTable = provider.get().getTable(schema, new Transform[0], partOptions);
+    }
+    DataSourceV2Relation merged = fresh.copy(partTable, fresh.output(), fresh.catalog(), fresh.identifier(),
+        new CaseInsensitiveStringMap(partOptions), fresh.timeTravelSpec());
+    LOG.debug("Table {}: {} base files read by Spark's parquet scan, {} file groups with log files by the "
+        + "Python reader", relation.name(), index.fileCount(), answer.path("fileGroups").size());
+    return new Union(CollectionConverters.asScala(List.<LogicalPlan>of(parquet, merged)).toSeq(), false, false);
+  }
+
+  private static LogicalPlan keepPython(DataSourceV2Relation relation) {
+    relation.setTagValue(DECIDED, "python");
+    return relation;
+  }
+
+  /**
+   * The metastore entry of a catalog table: plans name the table ({@code FileScan parquet db.t}), and Spark's
+   * {@code Catalog.refreshTable} expects it on every {@code LogicalRelation} of a table. (Statistics the entry
+   * may carry then size the relation for join planning, as for any catalog table.)
+   */
+  private static Option<CatalogTable> catalogTable(DataSourceV2Relation relation) {
+    if (relation.table() instanceof HudiTable) {
+      return Option.apply(((HudiTable) relation.table()).catalogTable());
+    }
+    return Option.empty();
+  }
+
+  private static scala.collection.immutable.Map<String, String> scalaMap(Map<String, String> map) {
+    return scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(map));
+  }
+}

@@ -1,0 +1,153 @@
+"""The engine's read planner as the JVM asks it: which base files of a Hudi read Spark's own parquet scan
+reads (Hudi ``BaseFileOnlyRelation`` / ``HoodieFileIndex``).
+
+A sqlext session starts PySpark's Py4J callback server and registers a :class:`ReadPlanner` with
+``io.sqlext.catalog.HudiParquetReads`` (:func:`install`). While Spark analyses a query on the driver, that
+rule calls :meth:`ReadPlanner.plan` for every read of a Hudi table (catalog tables, ``hudi_query``, and
+``spark.read.format("hudi").load(path)``) and, when Spark plans the scan, :meth:`ReadPlanner.prunePartitions`
+with the filters pushed to it. The decisions are :func:`engine.read.parquet_slices.plan_parquet_read`'s;
+everything here is JSON in and out. Any failure answers "read it with the Python reader" (planning) or "keep
+every partition" (pruning), so errors reach the user from the Python reader as before.
+
+Turn the parquet scan off for a session with ``SET spark.sqlext.read.parquet.enabled=false``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql.types import StructType
+
+from engine.config import HoodieConfig
+from engine.read.parquet_slices import ParquetReadPlan, plan_parquet_read, prune_partitions
+from engine.read.pruning import OPERATORS, Predicate
+from engine.spark.datasource import table_path
+from engine.spark.schema import spark_to_arrow
+from engine.table import Table
+
+__all__ = ["PLANNER_CLASS", "ReadPlanner", "answer_plan", "answer_prune", "install"]
+
+logger = logging.getLogger(__name__)
+
+PLANNER_CLASS = "io.sqlext.catalog.HudiReadPlanner"
+"""The Java interface :class:`ReadPlanner` implements."""
+
+RULE_CLASS = "io.sqlext.catalog.HudiParquetReads"
+"""The Java rule the planner is registered with."""
+
+
+def answer_plan(request: dict[str, Any]) -> dict[str, Any]:
+    """The answer to one ``HudiReadPlanner.plan`` request.
+
+    Args:
+        request: ``{"options": {data source options}, "schema": "<Spark StructType JSON>"}``.
+
+    Returns:
+        ``{"mode": "python", "reason": ...}``, or ``{"mode": "parquet" | "union", "basePath", "pinnedInstant",
+        "files": [{"path", "size", "mtime", "partition"}], "fileGroups": [[partition, file id]]}``.
+
+    Raises:
+        EngineError: the table cannot be read or the options are invalid.
+        ConfigError: no ``path`` option.
+    """
+    options = {str(k): str(v) for k, v in dict(request.get("options") or {}).items()}
+    schema = StructType.fromJson(json.loads(request["schema"]))
+    table = Table.load(table_path(options))
+    plan: ParquetReadPlan = plan_parquet_read(table, HoodieConfig(options), spark_to_arrow(schema))
+    if plan.reason is not None:
+        return {"mode": "python", "reason": plan.reason}
+    return {
+        "mode": plan.mode,
+        "basePath": plan.base_path,
+        "pinnedInstant": plan.pinned_instant,
+        "files": [{"path": f.path, "size": f.size, "mtime": f.mtime_ms, "partition": f.partition_path}
+                  for f in plan.files],
+        "fileGroups": [list(g) for g in plan.merged_groups],
+    }
+
+
+def _predicate(raw: Any) -> Predicate | None:
+    if not isinstance(raw, list) or len(raw) != 3 or raw[1] not in OPERATORS:
+        return None
+    column, op, value = raw
+    if op == "in":
+        return (str(column), op, tuple(value)) if isinstance(value, list) else None
+    return str(column), op, value
+
+
+def answer_prune(request: dict[str, Any]) -> list[str]:
+    """The answer to one ``HudiReadPlanner.prunePartitions`` request: the partitions that may hold rows
+    matching every predicate.
+
+    Args:
+        request: ``{"path": base path, "partitions": [...], "predicates": [[column, op, value], ...]}``.
+
+    Raises:
+        EngineError: the table cannot be loaded.
+    """
+    partitions = [str(p) for p in request.get("partitions") or []]
+    predicates = [p for p in (_predicate(raw) for raw in request.get("predicates") or []) if p is not None]
+    if not predicates:
+        return partitions
+    return prune_partitions(Table.load(str(request["path"])), partitions, predicates)
+
+
+class ReadPlanner:
+    """Py4J callback object implementing ``io.sqlext.catalog.HudiReadPlanner`` (JSON text in and out; see
+    :func:`answer_plan` and :func:`answer_prune`). Never raises into the JVM."""
+
+    class Java:
+        """Py4J: the Java interface this object implements."""
+
+        implements = [PLANNER_CLASS]
+
+    def plan(self, request: str) -> str:
+        """``HudiReadPlanner.plan``: :func:`answer_plan`, or ``{"mode": "python"}`` with the failure as reason."""
+        started = time.perf_counter()
+        try:
+            answer = answer_plan(json.loads(request))
+        except Exception as exc:  # noqa: BLE001 - the Python reader reports the error to the user
+            logger.debug("read planning failed, the Python reader takes the read: %s", exc, exc_info=True)
+            answer = {"mode": "python", "reason": f"planning failed: {exc}"}
+        logger.debug("read plan in %.1f ms: %s (%s; %d base files, %d file groups with log files)",
+                     (time.perf_counter() - started) * 1000, answer["mode"], answer.get("reason", ""),
+                     len(answer.get("files", ())), len(answer.get("fileGroups", ())))
+        return json.dumps(answer, separators=(",", ":"))
+
+    def prunePartitions(self, request: str) -> str:  # noqa: N802 - the Java interface's name
+        """``HudiReadPlanner.prunePartitions``: :func:`answer_prune`, or every partition on failure."""
+        parsed = json.loads(request)
+        try:
+            kept = answer_prune(parsed)
+        except Exception as exc:  # noqa: BLE001 - pruning is an optimisation: read every partition
+            logger.debug("partition pruning failed, keeping every partition: %s", exc, exc_info=True)
+            kept = [str(p) for p in parsed.get("partitions") or []]
+        return json.dumps(kept)
+
+
+def install(spark: SparkSession) -> bool:
+    """Start PySpark's Py4J callback server and register a :class:`ReadPlanner` with the session's JVM, so the
+    base files of Hudi reads go to Spark's parquet scan. Idempotent (a later call replaces the planner).
+
+    Returns:
+        False, logging why, when the session's JVM lacks sqlext's catalog jar (a session built without
+        :func:`sqlext.jvm.spark_conf`): reads then stay with the Python reader.
+    """
+    from py4j.protocol import Py4JError
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    gateway = spark.sparkContext._gateway
+    jvm = spark._jvm
+    assert gateway is not None and jvm is not None
+    ensure_callback_server_started(gateway)
+    try:
+        jvm.io.sqlext.catalog.HudiParquetReads.register(ReadPlanner())
+    except Py4JError as exc:
+        logger.info("sqlext's catalog jar is not on this session's class path (%s): Hudi reads stay with the "
+                    "Python reader", exc)
+        return False
+    return True
