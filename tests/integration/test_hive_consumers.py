@@ -71,6 +71,7 @@ def run_consumer(uri: str, warehouse: Path, tables: list[str]) -> dict[str, Any]
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
+@pytest.mark.extended
 def test_second_spark_session_reads_the_synced_ro_and_rt_tables(session: Session, table_name: str,
                                                                 metastore: str, tmp_path: Path) -> None:
     t = table_name

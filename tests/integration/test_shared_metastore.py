@@ -142,6 +142,7 @@ def _run(*args: str) -> dict[str, Any]:
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+@pytest.mark.extended
 def test_catalog_and_hive_sync_share_a_remote_metastore(metastore: str, tmp_path: Path) -> None:
     db, cow = f"shared_{uuid.uuid4().hex[:8]}", f"cow_{uuid.uuid4().hex[:8]}"
     warehouse = tmp_path / "warehouse"

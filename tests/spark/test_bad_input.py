@@ -145,6 +145,7 @@ CRASHING_WRITER = textwrap.dedent("""
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 @pytest.mark.parametrize("table_type", ["cow", "mor"])
 def test_killed_writer_is_rolled_back_by_the_next_writer(
         session: Session, table_name: str, tmp_path: Path, table_type: str) -> None:

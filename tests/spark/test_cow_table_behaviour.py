@@ -85,6 +85,7 @@ def test_drop_table_purge_removes_data_and_plain_drop_of_external_keeps_it(
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_tables_survive_restarting_the_shell(tmp_path: Path) -> None:
     warehouse = tmp_path / "wh"
     base = [sys.executable, "-m", "sqlext.shell", "--master", "local[1]", "--warehouse", str(warehouse), "-S"]
