@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import itertools
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pytest
@@ -99,6 +101,20 @@ def hudi_rs_rows(base_path: str | Path, **read: str) -> list[dict[str, object]]:
     if not batches:
         return []
     return pa.Table.from_batches(batches).to_pylist()
+
+
+def normalised(value: Any) -> Any:
+    """A value in a form that compares equal across readers: timestamps as epoch seconds (naive = UTC), decimals
+    as normalised strings, maps and lists as tuples."""
+    if isinstance(value, datetime.datetime):
+        return value.timestamp() if value.tzinfo else value.replace(tzinfo=datetime.UTC).timestamp()
+    if isinstance(value, decimal.Decimal):
+        return str(value.normalize())
+    if isinstance(value, dict):
+        return tuple(sorted((k, normalised(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(normalised(v) for v in value)
+    return value
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,6 @@ only where the two sides legitimately differ in representation (time zone of a t
 
 from __future__ import annotations
 
-import datetime
-import decimal
 from collections.abc import Callable
 from typing import Any
 
@@ -19,23 +17,11 @@ import pytest
 
 from engine.table import Table
 from sqlext.session import Session
-from tests.conftest import HUDI_FIXTURES
+from tests.conftest import HUDI_FIXTURES, normalised
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow]
 
 FIXTURES = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix("")) for p in HUDI_FIXTURES.glob("**/v6_*.zip"))
-
-
-def normalised(value: Any) -> Any:
-    if isinstance(value, datetime.datetime):
-        return value.timestamp() if value.tzinfo else value.replace(tzinfo=datetime.UTC).timestamp()
-    if isinstance(value, decimal.Decimal):
-        return str(value.normalize())
-    if isinstance(value, dict):
-        return tuple(sorted((k, normalised(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(normalised(v) for v in value)
-    return value
 
 
 def canonical(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:

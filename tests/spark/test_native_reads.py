@@ -6,8 +6,6 @@ files go through the Python merge. Every answer is checked against the Python re
 
 from __future__ import annotations
 
-import datetime
-import decimal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -17,7 +15,7 @@ from pyspark.sql import DataFrame
 
 from engine.table import Table
 from sqlext.session import Session
-from tests.conftest import HUDI_FIXTURE_NAMES, hudi_rs_rows
+from tests.conftest import HUDI_FIXTURE_NAMES, hudi_rs_rows, normalised
 
 pytestmark = pytest.mark.spark
 
@@ -79,18 +77,6 @@ def scan_metric(df: DataFrame, metric: str) -> int:
     scans = [leaves.apply(i) for i in range(leaves.size()) if leaves.apply(i).nodeName().startswith("Scan parquet")]
     assert len(scans) == 1, [leaves.apply(i).nodeName() for i in range(leaves.size())]
     return int(scans[0].metrics().apply(metric).value())
-
-
-def normalised(value: Any) -> Any:
-    if isinstance(value, datetime.datetime):
-        return value.timestamp() if value.tzinfo else value.replace(tzinfo=datetime.UTC).timestamp()
-    if isinstance(value, decimal.Decimal):
-        return str(value.normalize())
-    if isinstance(value, dict):
-        return tuple(sorted((k, normalised(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(normalised(v) for v in value)
-    return value
 
 
 def assert_like_oracle(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> None:
