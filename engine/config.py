@@ -247,12 +247,13 @@ class WriteConfig:
     FAILED_WRITES_CLEANER_POLICY = str_property(
         "hoodie.cleaner.policy.failed.writes", "EAGER",
         "EAGER: a writer rolls back failed writes (pending instants whose heartbeat has expired, or that have "
-        "none) before it starts. LAZY (the cleaner rolls them back, for several writers) is not supported yet "
-        "(an error).")
+        "none) before it starts. LAZY: the cleaner rolls them back (always under optimistic concurrency control, "
+        "as Hudi adjusts it). NEVER is refused.")
     WRITE_CONCURRENCY_MODE = str_property(
         "hoodie.write.concurrency.mode", "SINGLE_WRITER",
         "SINGLE_WRITER: one writer at a time; a second writer that finds a live pending write fails at once. "
-        "OPTIMISTIC_CONCURRENCY_CONTROL is not supported yet (an error).")
+        "OPTIMISTIC_CONCURRENCY_CONTROL: several writers; each takes hoodie.write.lock.provider's lock to commit "
+        "and fails with a retryable conflict when a commit since its start touched the same file groups.")
     HEARTBEAT_INTERVAL_MS = int_property("hoodie.client.heartbeat.interval_in_ms", 60000,
                                          "How often (ms, at least 1000) a writer refreshes "
                                          ".hoodie/.heartbeat/<instant> (Hudi HoodieHeartbeatClient).")
@@ -506,6 +507,61 @@ class PartitionTTLConfig:
                                       "Comma list of the partitions TTL looks at (default: every partition).")
     MAX_PARTITIONS_TO_DELETE = int_property("hoodie.partition.ttl.strategy.max.delete.partitions", 1000,
                                             "Most partitions one TTL run deletes (one replacecommit).")
+
+
+class LockConfig:
+    """Locks of optimistic concurrency control (Hudi 0.14 ``HoodieLockConfig`` / ``LockConfiguration``): the lock
+    provider taken around each commit and how long and how often to wait for it (``engine.concurrency.locks``)."""
+
+    PROVIDER = str_property(
+        "hoodie.write.lock.provider", "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider",
+        "Lock provider class (Hudi's Java class name): FileSystemBasedLockProvider, InProcessLockProvider "
+        "(org.apache.hudi.client.transaction.lock.*) or org.apache.hudi.hive.transaction.lock."
+        "HiveMetastoreBasedLockProvider. Hudi's default, ZookeeperBasedLockProvider, is not supported here (an "
+        "error), as are the DynamoDB and other providers.")
+    CONFLICT_RESOLUTION_STRATEGY = str_property(
+        "hoodie.write.lock.conflict.resolution.strategy",
+        "org.apache.hudi.client.transaction.SimpleConcurrentFileWritesConflictResolutionStrategy",
+        "Conflict check run under the lock before a commit (Hudi ConflictResolutionStrategy class).")
+    WAIT_TIME_MS = int_property("hoodie.write.lock.wait_time_ms", 60000,
+                                "Timeout (ms) of one lock attempt at the lock provider (try_lock).")
+    WAIT_TIME_MS_BETWEEN_RETRY = int_property(
+        "hoodie.write.lock.wait_time_ms_between_retry", 1000,
+        "Provider level: initial wait (ms) between the provider's own retries, doubling up to "
+        "max_wait_time_ms_between_retry; the file system and Hive Metastore providers poll a held lock at most "
+        "this far apart.")
+    MAX_WAIT_TIME_MS_BETWEEN_RETRY = int_property(
+        "hoodie.write.lock.max_wait_time_ms_between_retry", 16000,
+        "Provider level: bound (ms) of the exponential backoff between the provider's own retries.")
+    NUM_RETRIES = int_property(
+        "hoodie.write.lock.num_retries", 15,
+        "Provider level: retries of a lock service call that failed (the Hive Metastore provider retries its "
+        "check, heartbeat and release calls after a broken connection this many times).")
+    CLIENT_NUM_RETRIES = int_property(
+        "hoodie.write.lock.client.num_retries", 50,
+        "Lock manager level: further lock attempts after the first one fails (Hudi LockManager).")
+    CLIENT_WAIT_TIME_MS_BETWEEN_RETRY = int_property(
+        "hoodie.write.lock.client.wait_time_ms_between_retry", 5000,
+        "Lock manager level: wait (ms) between two lock attempts.")
+    HEARTBEAT_INTERVAL_MS = int_property(
+        "hoodie.write.lock.heartbeat_interval_ms", 60000,
+        "Hive Metastore provider: how often (ms) a held lock is heartbeaten so the metastore does not time it "
+        "out (hive.txn.timeout, 300 s by default).")
+    FILESYSTEM_PATH = str_property(
+        "hoodie.write.lock.filesystem.path", None,
+        "File system provider: directory of the lock file 'lock' (default: <base path>/.hoodie).")
+    FILESYSTEM_EXPIRE = int_property(
+        "hoodie.write.lock.filesystem.expire", 0,
+        "File system provider: minutes after which a lock file (by its modification time) is expired and taken "
+        "over; 0 = never (a lock file of a dead process on this host is taken over at once either way).")
+    HIVE_DATABASE = str_property("hoodie.write.lock.hivemetastore.database", None,
+                                 "Hive Metastore provider: database of the table locked (required).")
+    HIVE_TABLE = str_property("hoodie.write.lock.hivemetastore.table", None,
+                              "Hive Metastore provider: table locked (required; it need not exist).")
+    HIVE_METASTORE_URIS = str_property(
+        "hoodie.write.lock.hivemetastore.uris", None,
+        "Hive Metastore provider: thrift://host:port of the metastore (default: hive.metastore.uris of the "
+        "session's Hive configuration, as Hudi does).")
 
 
 class HoodieConfig(Mapping[str, str]):

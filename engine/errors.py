@@ -60,6 +60,11 @@ class UnsafePath(StorageError):
     table's base path): a defence-in-depth check that a path built from data never leaves the table."""
 
 
+class LogFileExists(StorageError):
+    """A new log file's name is taken (another writer, or another task, created it first): the writer rolls over
+    to the next log version, as Hudi's ``HoodieLogFormatWriter`` does."""
+
+
 class CommitConflict(EngineError):
     """Another writer committed to the same file groups since this writer started.
 
@@ -90,6 +95,12 @@ class ConcurrentWriteError(EngineError):
     """
 
     retryable = True
+
+
+class LockError(EngineError):
+    """A table lock could not be acquired, held or released (Hudi ``HoodieLockException``): the lock provider
+    timed out after its retries, the same holder asked for it twice, or the lock service (lock file, Hive
+    Metastore) failed. The message names the table, the lock provider and, when known, who holds the lock."""
 
 
 class IndexLookupError(EngineError):

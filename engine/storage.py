@@ -228,6 +228,17 @@ class Storage:
             raise StorageError(f"not a file: '{path}'")
         return int(info.size or 0)
 
+    def file_info(self, path: str) -> FileInfo | None:
+        """The file or directory at ``path`` (size, modification time), or ``None`` when nothing is there.
+
+        Raises:
+            StorageError: the stat failed.
+        """
+        info = self._info(path)
+        if info.type == pafs.FileType.NotFound:
+            return None
+        return self._to_file_info(path, info)
+
     def _to_file_info(self, like: str, info: pafs.FileInfo) -> FileInfo:
         mtime = info.mtime_ns
         return FileInfo(

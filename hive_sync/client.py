@@ -121,13 +121,15 @@ class HiveMetastoreClient:
 
     def _call(self, method: str, target: str, *args: Any) -> Any:
         """Invoke Thrift ``method(*args)``, counting it; map transport/Thrift errors (``target`` names
-        the object for messages). ``NoSuchObjectException``/``AlreadyExistsException`` propagate."""
+        the object for messages). ``NoSuchObjectException``/``AlreadyExistsException`` and the lock API's
+        ``NoSuchLockException``/``TxnAbortedException``/``NoSuchTxnException`` propagate."""
         self.calls += 1
         self.call_counts[method] += 1
         fn: Callable[..., Any] = getattr(self._client, method)
         try:
             return fn(*args)
-        except (ttypes.NoSuchObjectException, ttypes.AlreadyExistsException):
+        except (ttypes.NoSuchObjectException, ttypes.AlreadyExistsException, ttypes.NoSuchLockException,
+                ttypes.TxnAbortedException, ttypes.NoSuchTxnException):
             raise
         except TTransportException as e:
             raise MetastoreUnavailable(f"metastore {self.uri} unreachable during {method} on {target}: {e}") from e
@@ -274,3 +276,35 @@ class HiveMetastoreClient:
         if not names:
             return []
         return list(self._call("get_partitions_by_names", f"{database}.{table}", database, table, list(names)))
+
+    # ---- locks (Hive's ACID lock API, Hudi HiveMetastoreBasedLockProvider) -----------------------------------
+    def lock(self, request: ttypes.LockRequest) -> ttypes.LockResponse:
+        """Enqueue ``request`` (Thrift ``lock``); the response holds the lock id and ``ACQUIRED`` or ``WAITING``
+        (the metastore does not wait: poll :meth:`check_lock`). Needs the metastore's ACID tables
+        (``HIVE_LOCKS``...). Raises SyncError / MetastoreUnavailable, or the lock API's Thrift exceptions."""
+        target = ",".join(f"{c.dbname}.{c.tablename}" for c in request.component or [])
+        response: ttypes.LockResponse = self._call("lock", target, request)
+        return response
+
+    def check_lock(self, lock_id: int) -> ttypes.LockResponse:
+        """The state of lock ``lock_id`` (Thrift ``check_lock``; also heartbeats it). Raises
+        ``NoSuchLockException`` when the metastore no longer knows it."""
+        response: ttypes.LockResponse = self._call("check_lock", f"lock {lock_id}",
+                                                   ttypes.CheckLockRequest(lockid=lock_id))
+        return response
+
+    def unlock(self, lock_id: int) -> None:
+        """Release lock ``lock_id``, acquired or waiting (Thrift ``unlock``)."""
+        self._call("unlock", f"lock {lock_id}", ttypes.UnlockRequest(lockid=lock_id))
+
+    def heartbeat(self, lock_id: int) -> None:
+        """Tell the metastore lock ``lock_id`` is still in use (Thrift ``heartbeat``), so it is not timed out
+        after ``hive.txn.timeout``. Raises ``NoSuchLockException`` when it already was."""
+        self._call("heartbeat", f"lock {lock_id}", ttypes.HeartbeatRequest(lockid=lock_id))
+
+    def show_locks(self, database: str | None = None, table: str | None = None) -> list[Any]:
+        """The metastore's locks (``ShowLocksResponseElement``: lockid, state, type, user, hostname,
+        agentInfo, lastheartbeat, acquiredat ms, blockedByExtId), of ``database[.table]`` when given."""
+        response = self._call("show_locks", f"{database}.{table}",
+                              ttypes.ShowLocksRequest(dbname=database, tablename=table))
+        return list(response.locks or [])

@@ -3,7 +3,7 @@ an embedded Derby database, run from the jars shipped inside the installed pyspa
 
 Layout of a metastore directory ``<dir>``::
 
-    <dir>/conf/hive-site.xml   Derby URL, schema auto-creation, warehouse dir
+    <dir>/conf/hive-site.xml   Derby URL, schema auto-creation, warehouse dir, init hook
     <dir>/metastore_db/        Derby database (created on first start)
     <dir>/warehouse/           hive.metastore.warehouse.dir
     <dir>/metastore.log        stdout+stderr of the JVM
@@ -12,11 +12,24 @@ Layout of a metastore directory ``<dir>``::
 
 This is the server that Hudi's ``HiveSyncTool`` (mode ``hms``) talks to through ``IMetaStoreClient``; see
 SPARK-NOTES.md "Metastores".
+
+Locks: Hive's lock API (``lock``/``check_lock``/``heartbeat``/``unlock``, used by Hudi's
+``HiveMetastoreBasedLockProvider`` and :mod:`hive_sync.lock_provider`) needs Hive's ACID tables (``HIVE_LOCKS``,
+``NEXT_LOCK_ID``, ``TXNS``...), which DataNucleus does not create and whose schematool scripts are not in the
+jars. A metastore init hook (``io.sqlext.hms.AcidTablesInitHook``, ``hive.metastore.init.hooks``, compiled with
+``javac`` against the pyspark jars once, kept under :func:`hook_cache_dir`) creates them at start with Hive's own
+``TxnDbUtil.prepDb`` when missing. The server otherwise runs in production mode (``hive.in.test``, which also
+creates them, would make it refuse clients that do not send test capabilities and lock requests without an
+operation type, as Java Hudi's). The transaction store's JDBC pool is HikariCP (Hive 2.3's default, BoneCP, is
+not in the jars). Without ``javac`` the metastore starts without the hook and the lock API fails (logged).
+No lock housekeeper runs (``hive.compactor.initiator.on`` is off): a lock whose client died stays until it is
+released.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -24,6 +37,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +50,15 @@ logger = logging.getLogger(__name__)
 
 MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 """Java main class of the standalone Thrift metastore server."""
+
+INIT_HOOK_CLASS = "io.sqlext.hms.AcidTablesInitHook"
+"""Metastore init hook creating Hive's ACID transaction and lock tables (``hive_sync/java``)."""
+
+_INIT_HOOK_SOURCE = Path(__file__).resolve().parent / "java" / "io" / "sqlext" / "hms" / "AcidTablesInitHook.java"
+
+_INIT_HOOK_JARS = ("hive-metastore-*.jar", "hive-common-*.jar", "hadoop-client-api-*.jar", "libthrift-*.jar",
+                   "slf4j-api-*.jar")
+"""The pyspark jars the init hook compiles against (the whole jars directory makes javac slow)."""
 
 LOG_TAIL_LINES = 20
 """How many trailing log lines an error message quotes."""
@@ -85,6 +108,26 @@ def find_java() -> str:
     if not found:
         raise MetastoreUnavailable("java not found (set JAVA_HOME or put java on PATH) to run the metastore")
     return found
+
+
+def hook_cache_dir() -> Path:
+    """Where the compiled init hook is kept across metastores: ``$SQLEXT_CACHE_DIR/hms-hook``, else
+    ``~/.cache/sqlext/hms-hook`` (one sub-folder per source and jars)."""
+    root = os.environ.get("SQLEXT_CACHE_DIR")
+    base = Path(root).expanduser() if root else Path.home() / ".cache" / "sqlext"
+    return base / "hms-hook"
+
+
+def find_javac() -> str | None:
+    """Path of ``javac`` (``$JAVA_HOME/bin``, beside :func:`find_java`'s ``java``, then ``PATH``), or ``None``."""
+    home = os.environ.get("JAVA_HOME")
+    candidates = [Path(home) / "bin" / "javac"] if home else []
+    with contextlib.suppress(MetastoreUnavailable):
+        candidates.append(Path(find_java()).resolve().parent / "javac")
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which("javac")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -138,6 +181,7 @@ class Metastore:
         self.port = port
         self.host = host
         self._proc: subprocess.Popen[bytes] | None = None
+        self._hook_classes: Path | None = None
 
     # ---- paths -----------------------------------------------------------------------------------
     @property
@@ -162,7 +206,9 @@ class Metastore:
 
     # ---- configuration ---------------------------------------------------------------------------
     def hive_site_properties(self) -> dict[str, str]:
-        """The ``hive-site.xml`` properties written before each start (Derby under ``<dir>``)."""
+        """The ``hive-site.xml`` properties written before each start (Derby under ``<dir>``; the ACID tables'
+        init hook once it is built, see the module docstring)."""
+        hook = {"hive.metastore.init.hooks": INIT_HOOK_CLASS} if self._hook_classes is not None else {}
         return {
             "javax.jdo.option.ConnectionURL":
                 f"jdbc:derby:;databaseName={self.directory / 'metastore_db'};create=true",
@@ -173,6 +219,9 @@ class Metastore:
             "hive.metastore.disallow.incompatible.col.type.changes": "false",
             "hive.metastore.warehouse.dir": (self.directory / "warehouse").as_uri(),
             "hive.metastore.port": str(self.port),
+            # The lock API's transaction store pools its JDBC connections; BoneCP (the default) is not in the jars.
+            "datanucleus.connectionPoolingType": "HikariCP",
+            **hook,
         }
 
     def write_hive_site(self) -> Path:
@@ -187,13 +236,62 @@ class Metastore:
 
     def command(self) -> list[str]:
         """The ``java ... HiveMetaStore -p <port>`` command line. Raises MetastoreUnavailable (no java)."""
-        classpath = f"{self.conf_dir}{os.pathsep}{pyspark_jars_dir()}/*"
+        extra = f"{self._hook_classes}{os.pathsep}" if self._hook_classes is not None else ""
+        classpath = f"{self.conf_dir}{os.pathsep}{extra}{pyspark_jars_dir()}/*"
         return [
             find_java(),
             "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.ClassLoaderContextSelector",
             f"-Dderby.stream.error.file={self.directory / 'derby.log'}",
             "-cp", classpath, MAIN_CLASS, "-p", str(self.port),
         ]
+
+    def build_init_hook(self) -> Path | None:
+        """Compile :data:`INIT_HOOK_CLASS` into a folder under :func:`hook_cache_dir` (once per source and jars)
+        and return that folder; ``None``, with a warning, when there is no ``javac`` or it fails (the metastore
+        then runs without the lock API's tables)."""
+        try:
+            jars_dir = pyspark_jars_dir()
+            jars = [next(iter(sorted(jars_dir.glob(pattern))), None) for pattern in _INIT_HOOK_JARS]
+            key = hashlib.sha256(_INIT_HOOK_SOURCE.read_bytes() + "|".join(map(str, jars)).encode()).hexdigest()
+        except (OSError, MetastoreUnavailable) as exc:
+            logger.warning("metastore init hook %s not built (%s): the lock API will fail", INIT_HOOK_CLASS, exc)
+            return None
+        classes = hook_cache_dir() / key[:32]
+        built = classes / (INIT_HOOK_CLASS.replace(".", "/") + ".class")
+        if built.is_file():
+            return classes
+        javac = find_javac()
+        if javac is None or None in jars:
+            logger.warning("metastore init hook %s not built (%s): the metastore's lock API will fail for want of "
+                           "Hive's ACID tables", INIT_HOOK_CLASS,
+                           "no javac" if javac is None else f"missing jars {_INIT_HOOK_JARS} under {jars_dir}")
+            return None
+        try:
+            classes.parent.mkdir(parents=True, exist_ok=True)
+            building = Path(tempfile.mkdtemp(prefix=".build-", dir=classes.parent))
+        except OSError as exc:
+            logger.warning("metastore init hook %s not built (%s): the lock API will fail", INIT_HOOK_CLASS, exc)
+            return None
+        command = [javac, "--release", "17", "-nowarn", "-d", str(building),
+                   "-cp", os.pathsep.join(str(j) for j in jars), str(_INIT_HOOK_SOURCE)]
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            shutil.rmtree(building, ignore_errors=True)
+            logger.warning("metastore init hook %s not built (%s): the lock API will fail", INIT_HOOK_CLASS, exc)
+            return None
+        if result.returncode != 0:
+            shutil.rmtree(building, ignore_errors=True)
+            logger.warning("metastore init hook %s not built (javac exit %d): the lock API will fail:\n%s",
+                           INIT_HOOK_CLASS, result.returncode, (result.stdout + result.stderr).strip())
+            return None
+        try:
+            os.rename(building, classes)  # atomic: concurrent builders each rename a complete tree; one wins
+        except OSError:
+            shutil.rmtree(building, ignore_errors=True)
+            if not built.is_file():
+                raise
+        return classes
 
     # ---- pid file --------------------------------------------------------------------------------
     def _read_pid_file(self) -> tuple[int, int] | None:
@@ -247,6 +345,7 @@ class Metastore:
             raise self._unavailable(f"port {self.port} is already in use by another process")
         self.directory.mkdir(parents=True, exist_ok=True)
         (self.directory / "warehouse").mkdir(exist_ok=True)
+        self._hook_classes = self.build_init_hook()
         self.write_hive_site()
         cmd = self.command()
         started = time.monotonic()

@@ -53,8 +53,9 @@ def heartbeat_path(storage: Storage, base_path: str, instant_time: str) -> str:
     return storage.join(heartbeat_folder(storage, base_path), instant_time)
 
 
-def _process_exists(pid: int) -> bool:
-    """Whether a process ``pid`` exists on this host (signal 0 probes without signalling)."""
+def process_exists(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this host (signal 0 probes without signalling); a zombie (exited, not
+    yet reaped by its parent, seen in ``/proc/<pid>/stat`` where there is one) does not count."""
     if pid <= 0:
         return False
     try:
@@ -62,10 +63,15 @@ def _process_exists(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True  # exists, owned by another user
+        pass  # exists, owned by another user
     except OSError as exc:
-        return exc.errno != errno.ESRCH
-    return True
+        if exc.errno == errno.ESRCH:
+            return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
 
 
 @dataclass(frozen=True)
@@ -379,7 +385,7 @@ class HeartbeatClient:
                 if not running:
                     return HeartbeatStatus(instant_time, last_ms, owner, True,
                                            "its writer (this process) stopped it")
-            elif not _process_exists(owner.pid):
+            elif not process_exists(owner.pid):
                 return HeartbeatStatus(instant_time, last_ms, owner, True,
                                        f"its writer {owner.describe()} no longer exists")
         return HeartbeatStatus(instant_time, last_ms, owner, False)
