@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from engine.errors import StorageError
+from engine.errors import LogFileExists, StorageError
 from engine.formats.log_block import (
     CorruptBlock,
     LogBlock,
@@ -31,15 +31,18 @@ class LogWriter:
         append_existing: allow an existing file and keep its content.
 
     Raises:
-        StorageError: the file exists (without ``append_existing``) or cannot be created.
+        LogFileExists: the file exists (without ``append_existing``).
+        StorageError: the file cannot be created.
     """
 
     def __init__(self, storage: Storage, path: str, *, append_existing: bool = False) -> None:
         self.path = path
         existing = b""
-        if storage.exists(path):
-            if not append_existing:
-                raise StorageError(f"log file '{path}' already exists; roll over to the next version")
+        if not append_existing:
+            # Atomic on local file systems: two writers picking the same name cannot both open it.
+            if not storage.create_if_absent(path, b""):
+                raise LogFileExists(f"log file '{path}' already exists; roll over to the next version")
+        elif storage.exists(path):
             existing = storage.read_bytes(path)
         self._stream = storage.open_output(path)
         self._size = 0

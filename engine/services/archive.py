@@ -27,6 +27,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from engine.concurrency.transaction import TransactionManager
 from engine.config import ArchiveConfig, CleanConfig, CompactionConfig, HoodieConfig
 from engine.errors import ConfigError, CorruptFile, EngineError
 from engine.filegroup.naming import parse_log_file_name
@@ -243,7 +244,8 @@ def _next_archive_version(table: Table) -> int:
 
 
 def archive(table: Table, conf: HoodieConfig) -> ArchiveResult:
-    """Archive what :func:`instants_to_archive` picks (module docstring).
+    """Archive what :func:`instants_to_archive` picks (module docstring); under optimistic concurrency control
+    while holding the table lock (Hudi ``HoodieTimelineArchiver.archiveIfRequired``).
 
     Raises:
         ConfigError: bad archival settings.
@@ -251,6 +253,11 @@ def archive(table: Table, conf: HoodieConfig) -> ArchiveResult:
     """
     check_archive_config(conf, table.base_path)
     refuse_metadata_table(conf, table)
+    with TransactionManager(table, conf).transaction("archive"):
+        return _archive(table.reload(), conf)
+
+
+def _archive(table: Table, conf: HoodieConfig) -> ArchiveResult:
     merging = conf.get(ArchiveConfig.MERGE_ENABLE)
     if merging:
         recover_archive_merge(table)

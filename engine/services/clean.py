@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from engine.concurrency.transaction import TransactionManager, failed_writes_lazy
 from engine.config import CleanConfig, HoodieConfig, TableConfig
 from engine.errors import ConfigError, CorruptFile, StorageError
 from engine.filegroup.naming import parse_log_file_name
@@ -47,6 +48,8 @@ from engine.metadata_table import refuse_metadata_table
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize, serialize
 from engine.timeline.instant import CLEAN, Instant, State
+from engine.write.heartbeat import HeartbeatClient
+from engine.write.rollback import rollback_failed_writes
 
 logger = logging.getLogger(__name__)
 
@@ -451,17 +454,28 @@ def run_clean(table: Table, conf: HoodieConfig, now: datetime.datetime | None = 
               force: bool = False) -> tuple[list[CleanResult], str]:
     """Finish pending cleans, then schedule and execute a new one if due (Hudi ``BaseHoodieTableServiceClient.clean``).
 
+    With ``hoodie.cleaner.policy.failed.writes=lazy`` (always under optimistic concurrency control) failed writes
+    (pending writes whose heartbeat has expired) are rolled back first, as Hudi's ``CleanerUtils.rollbackFailedWrites``;
+    under optimistic concurrency control all of it runs holding the table lock.
+
     Returns:
         ``(results, reason)``: the executed cleans (pending ones first) and, when no new clean was scheduled,
         why.
     """
     refuse_metadata_table(conf, table)
-    results = [execute_clean(table, instant) for instant in pending_cleans(table)]
-    requested, reason = schedule_clean(table.reload(), conf, now, force)
-    if requested is not None:
-        results.append(execute_clean(table.reload(), requested))
-    elif reason:
-        logger.debug("%s: no clean scheduled: %s", table.base_path, reason)
+    txn = TransactionManager(table, conf)
+    with txn.transaction("clean"):
+        if failed_writes_lazy(conf):
+            rolled_back = rollback_failed_writes(table, HeartbeatClient.from_config(table.storage, table.base_path,
+                                                                                    conf))
+            if rolled_back:
+                logger.info("%s: clean rolled back failed writes %s", table.base_path, rolled_back)
+        results = [execute_clean(table, instant) for instant in pending_cleans(table.reload())]
+        requested, reason = schedule_clean(table.reload(), conf, now, force)
+        if requested is not None:
+            results.append(execute_clean(table.reload(), requested))
+        elif reason:
+            logger.debug("%s: no clean scheduled: %s", table.base_path, reason)
     return results, reason
 
 

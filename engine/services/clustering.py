@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.concurrency.transaction import TransactionManager
 from engine.config import ClusteringConfig, HoodieConfig, IndexConfig, LayoutConfig, WriteConfig, parse_list
 from engine.errors import ConcurrentWriteError, ConfigError, TableServiceError
 from engine.filegroup.naming import parse_base_file_name, parse_log_file_name
@@ -409,7 +410,8 @@ def plan_clustering(table: Table, conf: HoodieConfig) -> tuple[ClusteringPlan | 
 
 
 def schedule_clustering(table: Table, conf: HoodieConfig, instant_time: str | None = None) -> tuple[str | None, str]:
-    """Write ``<t>.replacecommit.requested`` with a clustering plan if there is work.
+    """Write ``<t>.replacecommit.requested`` with a clustering plan if there is work (under the table lock with
+    optimistic concurrency control).
 
     Returns:
         ``(instant, "")`` or ``(None, why nothing was scheduled)``.
@@ -418,16 +420,17 @@ def schedule_clustering(table: Table, conf: HoodieConfig, instant_time: str | No
         ConfigError: unsupported clustering settings or sort columns missing from the table.
     """
     refuse_metadata_table(conf, table)
-    table.timeline.reload()
     sort = parse_list(conf.get_optional(ClusteringConfig.SORT_COLUMNS) or "")
     if sort:
         validate_sort_columns(table, sort)
-    plan, reason = plan_clustering(table, conf)
-    if plan is None:
-        logger.info("no clustering scheduled on %s: %s", table.base_path, reason)
-        return None, reason
-    instant = instant_time or table.timeline.new_instant_time()
-    table.timeline.create_requested(instant, REPLACE_COMMIT, plan.to_requested(table))
+    with TransactionManager(table, conf).transaction("schedule clustering"):
+        table.timeline.reload()
+        plan, reason = plan_clustering(table, conf)
+        if plan is None:
+            logger.info("no clustering scheduled on %s: %s", table.base_path, reason)
+            return None, reason
+        instant = instant_time or table.timeline.new_instant_time()
+        table.timeline.create_requested(instant, REPLACE_COMMIT, plan.to_requested(table))
     size = sum(int(g.metrics.get("TOTAL_IO_READ_MB", 0)) for g in plan.groups)
     logger.info("scheduled clustering %s on %s: %d groups, %d file slices, %d MB to read", instant,
                 table.base_path, len(plan.groups), sum(len(g.slices) for g in plan.groups), size)
@@ -510,9 +513,15 @@ def file_schemas(table: Table, instant_time: str) -> tuple[dict[str, Any], Schem
 
 
 def complete_clustering(table: Table, inflight: Instant, plan: ClusteringPlan,
-                        stats: Sequence[WriteStat]) -> CommitMetadata:
+                        stats: Sequence[WriteStat], conf: HoodieConfig | None = None) -> CommitMetadata:
     """Write ``<t>.replacecommit`` (``operationType: CLUSTER``, the input file groups replaced) and drop the
-    markers (files of failed task attempts are deleted first)."""
+    markers (files of failed task attempts are deleted first); with optimistic concurrency control in ``conf``
+    under the table lock (Hudi ``completeClustering``: no conflict check with the simple strategy — writers
+    check against clusterings).
+
+    Raises:
+        LockError: the table lock could not be had (the clustering stays inflight).
+    """
     delete_uncommitted_files(table.storage, table.base_path, inflight.timestamp, {s.path for s in stats})
     by_partition: dict[str, list[WriteStat]] = {}
     for stat in stats:
@@ -524,7 +533,9 @@ def complete_clustering(table: Table, inflight: Instant, plan: ClusteringPlan,
         extra[LATEST_SCHEMA] = evolution.query.to_json()
     metadata = CommitMetadata(partition_to_write_stats=by_partition, compacted=False, extra_metadata=extra,
                               operation_type=CLUSTER, partition_to_replace_file_ids=plan.file_groups())
-    table.timeline.complete(inflight, metadata.to_json())
+    with TransactionManager(table, conf if conf is not None else table.config).transaction(
+            f"clustering {inflight.timestamp}"):
+        table.timeline.complete(inflight, metadata.to_json())
     delete_marker_dir(table.storage, table.base_path, inflight.timestamp)
     logger.info("completed clustering %s on %s: %d file groups replaced by %d", inflight.timestamp,
                 table.base_path, sum(len(g.slices) for g in plan.groups), len(stats))

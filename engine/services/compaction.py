@@ -31,6 +31,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.concurrency.transaction import TransactionManager
 from engine.config import CompactionConfig, HoodieConfig
 from engine.errors import ConcurrentWriteError, TableServiceError
 from engine.filegroup.naming import base_file_name
@@ -194,7 +195,8 @@ def plan_operations(table: Table) -> list[CompactionOperation]:
 
 
 def schedule_compaction(table: Table, conf: HoodieConfig, *, force: bool = False) -> str | None:
-    """Write a compaction plan if the trigger strategy (or ``force``) says so and there is work.
+    """Write a compaction plan if the trigger strategy (or ``force``) says so and there is work (under the table
+    lock with optimistic concurrency control, as Hudi schedules table services).
 
     Returns:
         The compaction instant, or ``None`` when nothing was scheduled.
@@ -206,15 +208,17 @@ def schedule_compaction(table: Table, conf: HoodieConfig, *, force: bool = False
         logger.debug("compaction not triggered on %s (%s)", table.base_path,
                     conf.get(CompactionConfig.TRIGGER_STRATEGY))
         return None
-    operations = plan_operations(table)
-    if not operations:
-        logger.debug("nothing to compact on %s: no file slice has log files", table.base_path)
-        return None
-    timeline = table.timeline
-    instant_time = timeline.new_instant_time()
-    plan = {"operations": [op.to_avro() for op in operations], "extraMetadata": {}, "version": PLAN_VERSION,
-            "strategy": None, "preserveHoodieMetadata": True}
-    timeline.create_requested(instant_time, "compaction", serialize("HoodieCompactionPlan", plan))
+    with TransactionManager(table, conf).transaction("schedule compaction"):
+        table.timeline.reload()
+        operations = plan_operations(table)
+        if not operations:
+            logger.debug("nothing to compact on %s: no file slice has log files", table.base_path)
+            return None
+        timeline = table.timeline
+        instant_time = timeline.new_instant_time()
+        plan = {"operations": [op.to_avro() for op in operations], "extraMetadata": {}, "version": PLAN_VERSION,
+                "strategy": None, "preserveHoodieMetadata": True}
+        timeline.create_requested(instant_time, "compaction", serialize("HoodieCompactionPlan", plan))
     logger.info("scheduled compaction %s on %s: %d file groups", instant_time, table.base_path, len(operations))
     return instant_time
 
@@ -398,8 +402,15 @@ def _remove_partial_files(table: Table, instant_time: str) -> None:
     logger.warning("removed partial files of interrupted compaction %s on %s", instant_time, table.base_path)
 
 
-def complete_compaction(table: Table, inflight: Instant, stats: Sequence[WriteStat]) -> CommitMetadata:
-    """Write ``<t>.commit`` (``compacted: true``, ``operationType: COMPACT``) and drop the markers."""
+def complete_compaction(table: Table, inflight: Instant, stats: Sequence[WriteStat],
+                        conf: HoodieConfig | None = None) -> CommitMetadata:
+    """Write ``<t>.commit`` (``compacted: true``, ``operationType: COMPACT``) and drop the markers; with
+    optimistic concurrency control in ``conf`` under the table lock (no conflict check: writers check against
+    compactions, Hudi ``completeCompaction``).
+
+    Raises:
+        LockError: the table lock could not be had (the compaction stays inflight; running it again finishes it).
+    """
     delete_uncommitted_files(table.storage, table.base_path, inflight.timestamp, {s.path for s in stats})
     by_partition: dict[str, list[WriteStat]] = {}
     for stat in stats:
@@ -416,7 +427,9 @@ def complete_compaction(table: Table, inflight: Instant, stats: Sequence[WriteSt
     metadata = CommitMetadata(partition_to_write_stats=by_partition, compacted=True,
                               extra_metadata={"schema": json.dumps(schema, separators=(",", ":")), **extra},
                               operation_type="COMPACT")
-    table.timeline.complete(inflight, metadata.to_json())
+    with TransactionManager(table, conf if conf is not None else table.config).transaction(
+            f"compaction {inflight.timestamp}"):
+        table.timeline.complete(inflight, metadata.to_json())
     delete_marker_dir(table.storage, table.base_path, inflight.timestamp)
     logger.info("completed compaction %s on %s (%d file groups)", inflight.timestamp, table.base_path, len(stats))
     return metadata

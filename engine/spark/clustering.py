@@ -178,7 +178,7 @@ def execute_clustering(spark: SparkSession, table: Table, instant_time: str,
                 f"(CALL run_clustering(op => 'execute', ...)) to roll back its partial files and retry: "
                 f"{failure_summary(exc)}") from exc
         heartbeats.abort_if_expired(instant_time)
-        complete_clustering(table, inflight, plan, stats)
+        complete_clustering(table, inflight, plan, stats, conf)
     finally:
         heartbeats.stop(instant_time)
     elapsed = int((time.monotonic() - start) * 1000)

@@ -98,7 +98,7 @@ def execute_compaction(spark: SparkSession, table: Table, instant_time: str,
                 f"{failure_summary(exc)}") from exc
         stats = [WriteStat.from_dict(json.loads(r[0])) for r in collected]
         heartbeats.abort_if_expired(instant_time)
-        complete_compaction(table, inflight, stats)
+        complete_compaction(table, inflight, stats, conf)
     finally:
         heartbeats.stop(instant_time)
     return CompactionMetrics(instant_time, len(stats), sum(s.total_log_files_compacted or 0 for s in stats),

@@ -2,8 +2,9 @@
 
 One entry point, :func:`write_dataframe`, serves INSERT, bulk insert, upsert, delete and the overwrites:
 
-1. start the instant (failing at once when another writer is live, rolling back failed writes first) and
-   its heartbeat, which stops when the instant completes or is rolled back;
+1. start the instant (single writer: failing at once when another writer is live, rolling back failed writes
+   first; optimistic concurrency control: neither) and its heartbeat, which stops when the instant completes or
+   is rolled back;
 2. add record keys and partition paths (executors, ``mapInArrow``), unless the input is *prepped*
    (already carries ``_hoodie_record_key``, ``_hoodie_partition_path`` and ``_hoodie_file_id``);
 3. bulk insert: executors stream rows into new file groups; otherwise tag records with the simple index
@@ -11,7 +12,8 @@ One entry point, :func:`write_dataframe`, serves INSERT, bulk insert, upsert, de
    group (the workload profile: counts only reach the driver), plan buckets, route records to them (a
    Spark expression, :mod:`engine.spark.bucket_column`) and write one file group per bucket
    (``groupBy(bucket).applyInArrow``);
-4. commit the write stats the tasks returned.
+4. commit the write stats the tasks returned (optimistic concurrency control: under the table lock, after the
+   conflict check; a write that lost is rolled back and raises ``CommitConflict``).
 
 No record is collected to the driver.
 """
@@ -30,6 +32,7 @@ from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, St
 
 from engine import errors
 from engine.auto_keys import is_keyless, validate_auto_key_config
+from engine.concurrency.transaction import forget_start
 from engine.config import HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
 from engine.errors import EngineError, WriteError
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
@@ -306,7 +309,7 @@ def write_dataframe(
                 spark, table, keyed, operation, conf, ctx, metrics, prepped, overwrite_partitions, persisted
             )
         with metrics.phase("commit"):
-            committed = finish_write(table, instant, operation, stats, avro_schema, replaced)
+            committed = finish_write(table, instant, operation, stats, avro_schema, replaced, conf=conf)
         metrics.add_stats(stats)
         metrics.files_replaced = sum(len(v) for v in replaced.values())
         logger.info("%s %s on %s: %s", operation.value, instant.timestamp, table.base_path, metrics)
@@ -331,6 +334,7 @@ def write_dataframe(
         # Completed or rolled back, the heartbeat is gone by now; this also covers a rollback that failed
         # (the instant is then a failed write for the next writer) and an interrupt inside the rollback.
         heartbeat_client(table, conf).stop(instant.timestamp)
+        forget_start(table.base_path, instant.timestamp)
         for frame in persisted:
             frame.unpersist()
         for release in held:

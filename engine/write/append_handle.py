@@ -12,12 +12,14 @@ commit order under both Java's and hudi-rs's delete rules.
 from __future__ import annotations
 
 import datetime
+import logging
 import time
 from dataclasses import dataclass
 
 import pyarrow as pa
 
 from engine.config import WriteConfig
+from engine.errors import LogFileExists, WriteError
 from engine.filegroup.naming import log_file_name, parse_log_file_name
 from engine.formats.conform import conform_array, field_type, field_values
 from engine.formats.log_format import (
@@ -30,8 +32,10 @@ from engine.formats.log_format import (
 )
 from engine.timeline.commit_metadata import RuntimeStats, WriteStat
 from engine.write.handles import TaskIdentity, WriteContext, seqnos, with_meta_columns
-from engine.write.markers import IOType, Marker, create_marker
+from engine.write.markers import IOType, Marker, create_marker, delete_marker
 from engine.write.prepare import PARTITION_PATH, RECORD_KEY, dedupe_by_key, deleted_mask
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,28 @@ class _OpenLogFile:
     blocks: int = 0
 
 
+_LOG_NAME_ATTEMPTS = 100
+"""Log versions tried when other writers keep taking the next name first."""
+
+
+def _open_log_file(ctx: WriteContext, slice_: LatestSlice, version: int, task: TaskIdentity,
+                   folder: str) -> _OpenLogFile:
+    """Create the log file of ``version`` (or, when another writer created that name first, of the next free
+    version), its marker first."""
+    for _ in range(_LOG_NAME_ATTEMPTS):
+        name = log_file_name(slice_.file_id, slice_.base_instant, version, task.write_token)
+        marker = Marker(slice_.partition_path, name, IOType.APPEND)
+        create_marker(ctx.storage, ctx.base_path, ctx.instant_time, marker)
+        try:
+            return _OpenLogFile(version, name, LogWriter(ctx.storage, ctx.storage.join(folder, name)))
+        except LogFileExists:
+            delete_marker(ctx.storage, ctx.base_path, ctx.instant_time, marker)
+            logger.info("log file %s was created by another writer; rolling over to version %d", name, version + 1)
+            version += 1
+    raise WriteError(f"no free log file name for file group {slice_.file_id} in partition "
+                     f"'{slice_.partition_path}' of {ctx.base_path} after {_LOG_NAME_ATTEMPTS} versions")
+
+
 def append_to_file_group(
     ctx: WriteContext, slice_: LatestSlice, records: pa.Table, task: TaskIdentity
 ) -> list[WriteStat]:
@@ -161,10 +187,8 @@ def append_to_file_group(
                 current = None
                 version += 1
             if current is None:
-                name = log_file_name(slice_.file_id, slice_.base_instant, version, task.write_token)
-                create_marker(ctx.storage, ctx.base_path, ctx.instant_time,
-                              Marker(slice_.partition_path, name, IOType.APPEND))
-                current = _OpenLogFile(version, name, LogWriter(ctx.storage, ctx.storage.join(folder, name)))
+                current = _open_log_file(ctx, slice_, version, task, folder)
+                version = current.version
             current.writer.append_block(block)
             current.upserts += n_upserts
             current.deletes += n_deletes

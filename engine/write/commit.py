@@ -15,8 +15,16 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.concurrency.conflicts import WriteStart
+from engine.concurrency.transaction import (
+    SINGLE_WRITER,
+    TransactionManager,
+    failed_writes_lazy,
+    forget_start,
+    remember_start,
+)
 from engine.config import HoodieConfig, WriteConfig
-from engine.errors import ConcurrentWriteError, ConfigError
+from engine.errors import ConcurrentWriteError, TimelineError
 from engine.schema.history import LATEST_SCHEMA, record_write_schema
 from engine.table import Table
 from engine.timeline.avro_serde import serialize
@@ -29,10 +37,8 @@ from engine.write.rollback import pending_writes, rollback_failed_writes
 
 logger = logging.getLogger(__name__)
 
-
-SINGLE_WRITER = "SINGLE_WRITER"
-_MULTI_WRITER_MODES = ("OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCURRENCY_CONTROL")
-
+_INSTANT_TIME_ATTEMPTS = 5
+"""Instant times tried when another writer creates the same one first (same millisecond)."""
 
 def heartbeat_client(table: Table, conf: HoodieConfig | None = None) -> HeartbeatClient:
     """The heartbeat client of ``table`` with the interval and misses of ``conf`` (default: the table's).
@@ -43,28 +49,16 @@ def heartbeat_client(table: Table, conf: HoodieConfig | None = None) -> Heartbea
     return HeartbeatClient.from_config(table.storage, table.base_path, conf if conf is not None else table.config)
 
 
-def check_concurrency_mode(table: Table, conf: HoodieConfig) -> None:
-    """Only ``hoodie.write.concurrency.mode=SINGLE_WRITER`` and ``hoodie.cleaner.policy.failed.writes=EAGER``
-    (Hudi's defaults) are supported.
+def check_concurrency_mode(table: Table, conf: HoodieConfig) -> TransactionManager:
+    """The transaction manager of a write with ``conf``: ``hoodie.write.concurrency.mode`` is
+    ``single_writer`` (Hudi's default) or ``optimistic_concurrency_control`` (then the lock provider and
+    conflict strategy are checked too), ``hoodie.cleaner.policy.failed.writes`` is ``eager`` or ``lazy``.
 
     Raises:
-        ConfigError: another mode or policy, naming the key and the table.
+        ConfigError: another mode, policy, lock provider or conflict strategy, naming the key and the table.
     """
-    key = WriteConfig.WRITE_CONCURRENCY_MODE.key
-    mode = conf.get(WriteConfig.WRITE_CONCURRENCY_MODE).strip().upper()
-    if mode in _MULTI_WRITER_MODES:
-        raise ConfigError(f"{key}={mode.lower()} is not supported yet (table {table.name} at {table.base_path}): "
-                          f"several concurrent writers come in a later release; remove the setting to write "
-                          f"with the default {SINGLE_WRITER.lower()} (one writer at a time)")
-    if mode != SINGLE_WRITER:
-        raise ConfigError(f"{key}={mode.lower()} is not a concurrency mode (table {table.name}); the supported "
-                          f"one is {SINGLE_WRITER.lower()}")
-    policy_key = WriteConfig.FAILED_WRITES_CLEANER_POLICY.key
-    policy = conf.get(WriteConfig.FAILED_WRITES_CLEANER_POLICY).strip().upper()
-    if policy != "EAGER":
-        raise ConfigError(f"{policy_key}={policy.lower()} is not supported yet (table {table.name}): failed writes "
-                          "are rolled back eagerly, by the next writer, once their heartbeat has expired; remove "
-                          "the setting")
+    failed_writes_lazy(conf, f"table {table.name} at {table.base_path}")
+    return TransactionManager(table, conf)
 
 
 def concurrent_write_error(table: Table, live: Sequence[tuple[Instant, HeartbeatStatus]],
@@ -77,13 +71,16 @@ def concurrent_write_error(table: Table, live: Sequence[tuple[Instant, Heartbeat
         f"instant {instant.timestamp} ({instant.state.name.lower()}) has a live heartbeat "
         f"({status.describe(heartbeats.now_ms())}){more}; "
         f"{WriteConfig.WRITE_CONCURRENCY_MODE.key}={SINGLE_WRITER.lower()} allows one writer at a time, so "
-        f"this write did not start: run it again when that one has finished (several concurrent writers, "
-        f"{WriteConfig.WRITE_CONCURRENCY_MODE.key}=optimistic_concurrency_control, are not supported yet)")
+        f"this write did not start: run it again when that one has finished, or let several writers run at "
+        f"once with {WriteConfig.WRITE_CONCURRENCY_MODE.key}=optimistic_concurrency_control and a "
+        f"hoodie.write.lock.provider")
 
 
 def start_write(table: Table, operation: WriteOperation, conf: HoodieConfig | None = None) -> Instant:
-    """Begin a write (Hudi ``BaseHoodieWriteClient.startCommit``): fail if another writer is live, roll back
-    failed writes, start this instant's heartbeat, then create the requested and inflight instants.
+    """Begin a write (Hudi ``BaseHoodieWriteClient.startCommit``): fail if another writer is live (single
+    writer only), roll back failed writes (``EAGER`` policy only; ``LAZY`` leaves them to the cleaner), start
+    this instant's heartbeat, then create the requested and inflight instants. Under optimistic concurrency
+    control what the writer saw of the timeline is kept for the conflict check of :func:`finish_write`.
 
     The heartbeat (:mod:`engine.write.heartbeat`) runs until :func:`finish_write` completes the instant or
     :func:`engine.write.rollback.rollback_instant` rolls it back; callers must call one of them.
@@ -99,23 +96,27 @@ def start_write(table: Table, operation: WriteOperation, conf: HoodieConfig | No
 
     Raises:
         ConfigError: an unsupported ``hoodie.write.concurrency.mode`` or bad heartbeat settings.
-        ConcurrentWriteError: a pending write instant has a live heartbeat (checked before anything is
-            changed, and again once this writer's requested instant exists: then this writer's requested
-            instant is deleted again).
+        ConcurrentWriteError: (single writer) a pending write instant has a live heartbeat (checked before
+            anything is changed, and again once this writer's requested instant exists: then this writer's
+            requested instant is deleted again).
     """
     conf = conf if conf is not None else table.config
-    check_concurrency_mode(table, conf)
+    txn = check_concurrency_mode(table, conf)
     heartbeats = heartbeat_client(table, conf)
-    live = [(i, s) for i, s in pending_writes(table, heartbeats) if s.live]
-    if live:
-        raise concurrent_write_error(table, live, heartbeats)
-    rolled_back = rollback_failed_writes(table, heartbeats)
-    if rolled_back:
-        logger.info("rolled back failed writes %s of %s", rolled_back, table.base_path)
+    if not txn.optimistic:
+        live = [(i, s) for i, s in pending_writes(table, heartbeats) if s.live]
+        if live:
+            raise concurrent_write_error(table, live, heartbeats)
+    if not failed_writes_lazy(conf):
+        rolled_back = rollback_failed_writes(table, heartbeats)
+        if rolled_back:
+            logger.info("rolled back failed writes %s of %s", rolled_back, table.base_path)
     timeline = table.timeline
     timeline.reload()
     action = commit_action(operation, table.is_mor)
-    instant_time = new_instant_time(timeline.all_instant_times())
+    # What this writer saw before its instant existed: the conflict check at commit looks at everything
+    # completed (or scheduled) since (Hudi preWrite's lastCompletedTxnAndMetadata / pending instants).
+    start = WriteStart.capture(timeline)
     requested_content = b""
     if action == "replacecommit":
         requested_content = serialize(
@@ -123,26 +124,40 @@ def start_write(table: Table, operation: WriteOperation, conf: HoodieConfig | No
             # As Hudi 0.14/0.15 write it for overwrites: every field null (see the fixtures).
             {"operationType": None, "clusteringPlan": None, "extraMetadata": None, "version": None},
         )
-    # The heartbeat exists before the instant does, so no other writer ever sees this instant pending
-    # without a heartbeat (and takes it for a failed write).
-    heartbeats.start(instant_time)
-    requested: Instant | None = None
-    try:
-        requested = timeline.create_requested(instant_time, action, requested_content)
-        _give_way_to_other_writer(table, requested, heartbeats)
-        workload = CommitMetadata(
-            partition_to_write_stats={},
-            compacted=False,
-            extra_metadata={},
-            operation_type=operation.commit_name,
-            partition_to_replace_file_ids={} if action == "replacecommit" else None,
-        )
-        inflight = timeline.transition_to_inflight(requested, workload.to_json())
-    except BaseException:
-        if requested is not None:
-            timeline.delete_instant_files(instant_time, action)  # nothing was written under it yet
-        heartbeats.stop(instant_time)
-        raise
+    for attempt in range(_INSTANT_TIME_ATTEMPTS):
+        instant_time = new_instant_time(timeline.all_instant_times())
+        # The heartbeat exists before the instant does, so no other writer ever sees this instant pending
+        # without a heartbeat (and takes it for a failed write).
+        heartbeats.start(instant_time)
+        requested: Instant | None = None
+        try:
+            try:
+                requested = timeline.create_requested(instant_time, action, requested_content)
+            except TimelineError:
+                if attempt + 1 < _INSTANT_TIME_ATTEMPTS and timeline.storage_instant_files(instant_time):
+                    # Another writer took this instant time in the same millisecond: take the next one.
+                    heartbeats.stop(instant_time)
+                    timeline.reload()
+                    continue
+                raise
+            if not txn.optimistic:
+                _give_way_to_other_writer(table, requested, heartbeats)
+            workload = CommitMetadata(
+                partition_to_write_stats={},
+                compacted=False,
+                extra_metadata={},
+                operation_type=operation.commit_name,
+                partition_to_replace_file_ids={} if action == "replacecommit" else None,
+            )
+            inflight = timeline.transition_to_inflight(requested, workload.to_json())
+        except BaseException:
+            if requested is not None:
+                timeline.delete_instant_files(instant_time, action)  # nothing was written under it yet
+            heartbeats.stop(instant_time)
+            raise
+        break
+    if txn.optimistic:
+        remember_start(table.base_path, instant_time, start)
     logger.info("started %s %s on %s", action, instant_time, table.base_path)
     return inflight
 
@@ -188,6 +203,7 @@ def finish_write(
     avro_schema: Mapping[str, Any],
     replaced_file_ids: Mapping[str, Sequence[str]] | None = None,
     extra_metadata: Mapping[str, str] | None = None,
+    conf: HoodieConfig | None = None,
 ) -> CommitMetadata:
     """Complete a write: reconcile markers, write the completed instant, delete markers.
 
@@ -199,9 +215,17 @@ def finish_write(
         avro_schema: the write schema without meta fields (``extraMetadata.schema``).
         replaced_file_ids: partition -> file ids replaced (replacecommits only).
         extra_metadata: more ``extraMetadata`` entries.
+        conf: the write's effective config (default: the table's): with optimistic concurrency control the
+            completed instant is written under the table lock, after the conflict check.
 
     Returns:
         The commit metadata written.
+
+    Raises:
+        CommitConflict: (optimistic concurrency control) a write that completed, or a compaction or clustering
+            scheduled, since this write started touched the same file groups; nothing was committed and the
+            caller rolls the instant back.
+        LockError: the table lock could not be had; nothing was committed.
     """
     _remove_files_of_failed_attempts(table, instant, stats)
     by_partition: dict[str, list[WriteStat]] = {}
@@ -224,15 +248,21 @@ def finish_write(
             {p: list(ids) for p, ids in (replaced_file_ids or {}).items()} if is_replace else None
         ),
     )
-    heartbeats = heartbeat_client(table)
+    conf = conf if conf is not None else table.config
+    heartbeats = heartbeat_client(table, conf)
+    txn = TransactionManager(table, conf)
     try:
-        heartbeats.abort_if_expired(instant.timestamp)
-        table.timeline.complete(instant, metadata.to_json())
+        with txn.transaction(f"{instant.action} {instant.timestamp}"):
+            txn.check_conflicts(instant, metadata)
+            heartbeats.abort_if_expired(instant.timestamp)
+            table.timeline.complete(instant, metadata.to_json())
     except BaseException:
         # The instant is a failed write now: stop beating (this process then judges it dead at once) but
         # keep the file until the caller's rollback, which deletes it.
         heartbeats.stop(instant.timestamp, delete=False)
         raise
+    finally:
+        forget_start(table.base_path, instant.timestamp)
     delete_marker_dir(table.storage, table.base_path, instant.timestamp)
     heartbeats.stop(instant.timestamp)
     logger.info("completed %s %s on %s (%d files)", instant.action, instant.timestamp, table.base_path,

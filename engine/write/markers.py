@@ -52,11 +52,21 @@ def create_marker(storage: Storage, base_path: str, instant_time: str, marker: M
     if not marker.file_name or "/" in marker.file_name:
         raise UnsafePath(f"marker of instant {instant_time} in {base_path}: data file name "
                          f"{marker.file_name!r} is empty or holds a '/'")
+    storage.create_if_absent(_marker_path(base_path, instant_time, marker), b"")
+
+
+def _marker_path(base_path: str, instant_time: str, marker: Marker) -> str:
     parts = [marker_dir(base_path, instant_time)]
     if marker.partition_path:
         parts.append(marker.partition_path)
     parts.append(f"{marker.file_name}.marker.{marker.io_type.value}")
-    storage.create_if_absent("/".join(parts), b"")
+    return "/".join(parts)
+
+
+def delete_marker(storage: Storage, base_path: str, instant_time: str, marker: Marker) -> None:
+    """Remove one marker of ``instant_time`` (its data file turned out to be another writer's: the name was
+    taken), so that neither the commit's reconciliation nor a rollback ever touches that file."""
+    storage.delete(_marker_path(base_path, instant_time, marker))
 
 
 def list_markers(storage: Storage, base_path: str, instant_time: str) -> list[Marker]:

@@ -21,7 +21,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from engine.errors import TimelineError
+from engine.errors import LogFileExists, TimelineError
 from engine.filegroup.naming import (
     UNKNOWN_WRITE_TOKEN,
     log_file_name,
@@ -167,8 +167,14 @@ def _append_rollback_block(table: Table, partition: str, file_id: str, base_inst
         parsed = parse_log_file_name(info.name)
         if parsed and parsed.file_id == file_id and parsed.base_instant == base_instant:
             highest = max(highest, parsed.version)
-    path = storage.join(folder, log_file_name(file_id, base_instant, highest + 1, UNKNOWN_WRITE_TOKEN))
-    writer = LogWriter(storage, path)
+    version = highest + 1
+    while True:
+        path = storage.join(folder, log_file_name(file_id, base_instant, version, UNKNOWN_WRITE_TOKEN))
+        try:
+            writer = LogWriter(storage, path)
+            break
+        except LogFileExists:
+            version += 1  # a concurrent writer took that version (optimistic concurrency control)
     try:
         writer.append_block(CommandBlock.rollback(rollback_time, failed_time))
     finally:

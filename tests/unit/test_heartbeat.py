@@ -222,7 +222,7 @@ def test_a_second_writer_fails_at_once_with_one_line(tmp_path: Path) -> None:
     assert f"commit instant {first.timestamp} (inflight)" in message
     assert f"pid {os.getpid()} on host {socket.gethostname()}" in message
     assert "hoodie.write.concurrency.mode=single_writer" in message
-    assert "optimistic_concurrency_control, are not supported yet" in message
+    assert "hoodie.write.concurrency.mode=optimistic_concurrency_control and a hoodie.write.lock.provider" in message
     assert sorted(p.name for p in (Path(table.base_path) / ".hoodie").iterdir()) == before  # nothing created
     finish_write(table, first, WriteOperation.UPSERT, [], SCHEMA)
     second = start_write(other, WriteOperation.INSERT)  # the first has finished: now it may write
@@ -261,14 +261,14 @@ def test_a_dead_writer_is_rolled_back_by_the_next(tmp_path: Path, heartbeat: str
 
 def test_an_unsupported_concurrency_mode_is_an_error(tmp_path: Path) -> None:
     table = make_table(tmp_path)
-    occ = HoodieConfig({"hoodie.write.concurrency.mode": "optimistic_concurrency_control"})
-    with pytest.raises(ConfigError, match="hoodie.write.concurrency.mode=optimistic_concurrency_control is not "
-                                          "supported yet"):
-        start_write(table, WriteOperation.UPSERT, occ)
+    nbcc = HoodieConfig({"hoodie.write.concurrency.mode": "non_blocking_concurrency_control"})
+    with pytest.raises(ConfigError, match="hoodie.write.concurrency.mode=non_blocking_concurrency_control is not "
+                                          "supported"):
+        start_write(table, WriteOperation.UPSERT, nbcc)
     with pytest.raises(ConfigError, match="hoodie.write.concurrency.mode=bogus is not a concurrency mode"):
         start_write(table, WriteOperation.UPSERT, HoodieConfig({"hoodie.write.concurrency.mode": "bogus"}))
-    with pytest.raises(ConfigError, match="hoodie.cleaner.policy.failed.writes=lazy is not supported yet"):
-        start_write(table, WriteOperation.UPSERT, HoodieConfig({"hoodie.cleaner.policy.failed.writes": "LAZY"}))
+    with pytest.raises(ConfigError, match="hoodie.cleaner.policy.failed.writes=never is not supported"):
+        start_write(table, WriteOperation.UPSERT, HoodieConfig({"hoodie.cleaner.policy.failed.writes": "NEVER"}))
     single = HoodieConfig({"hoodie.write.concurrency.mode": "single_writer",
                            "hoodie.cleaner.policy.failed.writes": "eager"})
     finish_write(table, start_write(table, WriteOperation.UPSERT, single), WriteOperation.UPSERT, [], SCHEMA)
