@@ -16,7 +16,7 @@ from hive_sync.client import HiveMetastoreClient
 from hive_sync.sync_tool import HiveSyncTool, SyncResult
 from sqlext.session import Session
 
-pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow, pytest.mark.extended]
 
 logger = logging.getLogger(__name__)
 

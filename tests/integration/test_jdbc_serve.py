@@ -158,6 +158,7 @@ def test_expected_rows_match_the_files_and_the_oracle(synced_table: str) -> None
     assert {(r["id"], r["v"]) for r in hudi_rs_rows(synced_table)} == EXPECTED_RT
 
 
+@pytest.mark.extended  # a beeline JVM (~1 min); PyHive covers the default run
 def test_beeline_reads_ro_and_rt(server: int) -> None:
     tables = {row["tableName"] for row in beeline(server, "SHOW TABLES IN default")}
     assert {TABLE, f"{TABLE}_ro", f"{TABLE}_rt"} <= tables

@@ -1,5 +1,6 @@
 """Every README line runs as written: the set-up block's main job, then every SQL block and every Python
-block, in the README's order, in a fresh folder (as a new user pastes them), each as its own process.
+block, in the README's order, in a fresh folder (as a new user pastes them), each as its own process. The
+Python blocks run in the extended set (``-m extended``), to keep the default run under 20 minutes.
 
 The Python block that talks to ``sqlext serve`` gets a server started as the README's serve block starts
 it, on a free port instead of 10000. The test command the README gives must be the one ``.ci/run`` runs.
@@ -57,7 +58,7 @@ def test_the_readme_commands_match_ci() -> None:
 
 
 @pytest.mark.timeout(1200)
-def test_every_readme_block_runs_in_order_in_a_fresh_folder(tmp_path: Path) -> None:
+def test_the_main_job_and_every_readme_sql_block_run_in_order_in_a_fresh_folder(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     env = {k: v for k, v in os.environ.items() if k != "SQLEXT_WAREHOUSE"}
     env["PYSPARK_PYTHON"] = sys.executable
@@ -83,7 +84,20 @@ def test_every_readme_block_runs_in_order_in_a_fresh_folder(tmp_path: Path) -> N
     assert "COMPLETED" in out  # run_compaction ran, SHOW COMPACTION shows it
     assert "one of schedule, execute, scheduleAndExecute, run" in out  # CALL help(cmd => ...)
 
-    # Every Python block, in order.
+
+@pytest.mark.extended
+@pytest.mark.timeout(1200)
+def test_every_readme_python_block_runs_after_the_sql_blocks(tmp_path: Path) -> None:
+    """The Python blocks (a PySpark session, PyHive over ``sqlext serve``) after the main job and the SQL
+    blocks, as a user pastes them; left out of the default run (about three minutes of JVM starts)."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    env = {k: v for k, v in os.environ.items() if k != "SQLEXT_WAREHOUSE"}
+    env["PYSPARK_PYTHON"] = sys.executable
+    env["PYTHONPATH"] = str(ROOT)
+    run([*SQLEXT, *shlex.split(setup_commands()[1])[1:]], tmp_path, env)
+    script = tmp_path / "readme.sql"
+    script.write_text("\n".join(text for lang, text in blocks() if lang == "sql"))
+    run([*SQLEXT, "-f", str(script)], tmp_path, env)
     for lang, text in blocks():
         if lang != "python":
             continue

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.extended]  # ~3 min: -m extended
 
 CASES = Path(__file__).parent / "isolated" / "jvm_catalog_cases.py"
 

@@ -98,7 +98,7 @@ def _table(session: Session, name: str, path: Path, table_type: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("stage", ["requested", "written"])
+@pytest.mark.parametrize("stage", ["requested", pytest.param("written", marks=pytest.mark.extended)])
 def test_killed_clustering_is_completed_by_the_next_run(session: Session, table_name: str, tmp_path: Path,
                                                         stage: str) -> None:
     path = tmp_path / table_name
