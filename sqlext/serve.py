@@ -29,12 +29,14 @@ import socket
 import sys
 import threading
 import time
+import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from sqlext.cli_args import key_value_arg
 from sqlext.errors import SqlError
+from sqlext.jvm import catalog_jar
 
 if TYPE_CHECKING:
     from sqlext.session import Session
@@ -72,6 +74,21 @@ SINGLE_SESSION_KEY = "spark.sql.hive.thriftServer.singleSession"
 PORT_KEY = "hive.server2.thrift.port"
 HOST_KEY = "hive.server2.thrift.bind.host"
 _HADOOP_PREFIX = "spark.hadoop."
+
+
+def _preload_catalog_classes(jvm: Any, catalog: Any) -> None:
+    """Define every class of the catalog jar now, through the loader that loaded the session catalog.
+
+    A JDBC session that closes (Hive's ``SessionState.close``) closes the URL class loaders on its thread's
+    chain, which can be the one holding ``spark.jars``: a class of the jar not loaded by then could never be
+    loaded again (``NoClassDefFoundError: io/sqlext/catalog/HudiTableOptions`` on a later query, seen when the
+    first JDBC client was PyHive). Loading them all up front makes the order of clients irrelevant."""
+    loader = catalog.getClass().getClassLoader()
+    with zipfile.ZipFile(catalog_jar()) as jar:
+        names = [n[:-len(".class")].replace("/", ".") for n in jar.namelist() if n.endswith(".class")]
+    for name in names:
+        jvm.java.lang.Class.forName(name, False, loader)
+    logger.debug("preloaded %d catalog classes", len(names))
 
 
 class ServeError(SqlError):
@@ -217,7 +234,8 @@ class ThriftServer:
             # have it: without this, opening a JDBC session (its `USE default`) was seen to fail with
             # ClassNotFoundException io.sqlext.catalog.HudiSessionCatalog. The loaded plugin is cached by
             # the session's CatalogManager, which every JDBC connection shares (single session mode).
-            spark._jsparkSession.sessionState().catalogManager().currentCatalog()
+            catalog = spark._jsparkSession.sessionState().catalogManager().currentCatalog()
+            _preload_catalog_classes(jvm, catalog)
         except Exception as exc:
             raise ServeError(f"could not load the session catalog before serving: {exc}") from exc
         try:
