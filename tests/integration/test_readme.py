@@ -1,6 +1,7 @@
 """Every README line runs as written: the set-up block's main job, then every SQL block and every Python
-block, in the README's order, in a fresh folder (as a new user pastes them), each as its own process. The
-Python blocks run in the extended set (``-m extended``), to keep the default run under 20 minutes.
+block, in the README's order, in a fresh folder (as a new user pastes them), each as its own process. These run
+in the extended set (``-m extended``), to keep the default run under 20 minutes; the check that the README's
+commands are the ones CI runs is in the default run.
 
 The Python block that talks to ``sqlext serve`` gets a server started as the README's serve block starts
 it, on a free port instead of 10000. The test command the README gives must be the one ``.ci/run`` runs.
@@ -57,6 +58,7 @@ def test_the_readme_commands_match_ci() -> None:
     assert tests in (ROOT / ".ci" / "run").read_text()
 
 
+@pytest.mark.extended  # about four minutes of shell processes; test_the_readme_commands_match_ci runs by default
 @pytest.mark.timeout(1200)
 def test_the_main_job_and_every_readme_sql_block_run_in_order_in_a_fresh_folder(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "examples", tmp_path / "examples")

@@ -100,6 +100,7 @@ def test_tables_survive_restarting_the_shell(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_tpch_refresh_example_runs_end_to_end(session: Session, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     gen = subprocess.run([sys.executable, str(REPO / "bench" / "tpch_gen.py"), "--sf", "0.01", "--out",

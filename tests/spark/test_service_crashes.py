@@ -125,6 +125,7 @@ def test_killed_clustering_is_completed_by_the_next_run(session: Session, table_
 
 
 @pytest.mark.slow
+@pytest.mark.extended  # bench/bench_crashes.py kills compactions at seeded points
 def test_killed_compaction_is_completed_by_the_next_run(session: Session, table_name: str,
                                                                    tmp_path: Path) -> None:
     path = tmp_path / table_name
