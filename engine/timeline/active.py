@@ -257,6 +257,23 @@ class ActiveTimeline:
         self.reload()
         return instant
 
+    def create_requested_now(self, action: str, content: bytes = b"", attempts: int = 5) -> Instant:
+        """Start an instant at a new time (:meth:`new_instant_time`), taking the next time when another writer
+        created one at the same time first (several writers under optimistic concurrency control).
+
+        Raises:
+            TimelineError: every attempt found its time taken.
+        """
+        for attempt in range(attempts):
+            instant_time = self.reload().new_instant_time()
+            try:
+                return self.create_requested(instant_time, action, content)
+            except TimelineError:
+                if attempt + 1 == attempts or not self.storage_instant_files(instant_time):
+                    raise
+                LOG.info("instant time %s was taken by another writer; taking the next one", instant_time)
+        raise TimelineError(f"no free instant time for a {action} in {self.meta_path}")
+
     def create_inflight(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
         """Start an instant directly in the inflight state (savepoints, which have no requested state).
 

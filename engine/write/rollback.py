@@ -31,7 +31,7 @@ from engine.filegroup.naming import (
 from engine.formats.log_format import CommandBlock, LogWriter
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize, serialize
-from engine.timeline.instant import Instant, State, new_instant_time
+from engine.timeline.instant import Instant, State
 from engine.write.heartbeat import HeartbeatClient, HeartbeatStatus
 from engine.write.markers import IOType, delete_marker_dir, list_markers
 
@@ -205,7 +205,6 @@ def rollback_instant(table: Table, failed: Instant, *, completed: bool = False) 
     if done and not completed:
         raise TimelineError(f"{failed.action} {failed.timestamp} of {table.base_path} has completed; a "
                             f"completed commit is never rolled back as a failed write")
-    rollback_time = new_instant_time(timeline.all_instant_times())
     work = _completed_work(table, failed) if done else _rollback_work(table, failed)
     instant_info = {"commitTime": failed.timestamp, "action": failed.action}
     requests: list[dict[str, object]] = []
@@ -217,7 +216,8 @@ def rollback_instant(table: Table, failed: Instant, *, completed: bool = False) 
             requests.append({"partitionPath": partition, "fileId": file_id, "latestBaseInstant": base_instant,
                              "filesToBeDeleted": [], "logBlocksToBeDeleted": _file_sizes(table, logs)})
     plan = {"instantToRollback": instant_info, "RollbackRequests": requests, "version": 1}
-    requested = timeline.create_requested(rollback_time, "rollback", serialize("HoodieRollbackPlan", plan))
+    requested = timeline.create_requested_now("rollback", serialize("HoodieRollbackPlan", plan))
+    rollback_time = requested.timestamp
     inflight = timeline.transition_to_inflight(requested, b"")
     partition_metadata = {}
     deleted_total = 0

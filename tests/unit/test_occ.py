@@ -241,16 +241,20 @@ def test_many_threads_commit_exactly_once_or_conflict(tmp_path: Path) -> None:
     def writer(n: int) -> None:
         for k in range(5):
             own = Table.load(table.base_path)
-            instant = start_write(own, WriteOperation.UPSERT, occ())
             try:
-                finish_write(own, instant, WriteOperation.UPSERT,
-                             [stat("sf", f"fg-{(n + k) % 3}", instant.timestamp)], SCHEMA, conf=occ())
-                result = "committed"
-            except CommitConflict:
-                rollback_instant(own, instant)
-                result = "conflict"
+                instant = start_write(own, WriteOperation.UPSERT, occ())
+                try:
+                    finish_write(own, instant, WriteOperation.UPSERT,
+                                 [stat("sf", f"fg-{(n + k) % 3}", instant.timestamp)], SCHEMA, conf=occ())
+                    result = "committed"
+                except CommitConflict:
+                    rollback_instant(own, instant)
+                    result = "conflict"
+                outcome = (instant.timestamp, result)
+            except Exception as exc:  # noqa: BLE001 - any other failure is what this test must not see
+                outcome = (f"{n}-{k}", f"error: {exc!r}")
             with guard:
-                outcomes.append((instant.timestamp, result))
+                outcomes.append(outcome)
 
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
     for t in threads:
@@ -258,6 +262,7 @@ def test_many_threads_commit_exactly_once_or_conflict(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     committed = sorted(ts for ts, r in outcomes if r == "committed")
+    assert [o for o in outcomes if o[1].startswith("error")] == []
     assert len(outcomes) == 40
     assert committed == commits(table)
     assert len(set(ts for ts, _ in outcomes)) == 40  # every write had its own instant
