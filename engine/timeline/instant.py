@@ -24,6 +24,7 @@ import enum
 import functools
 import logging
 import re
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -254,6 +255,25 @@ def new_instant_time(after: Iterable[str] = (), now: _dt.datetime | None = None)
     moment = now if now is not None else _dt.datetime.now(_dt.UTC)
     candidate = format_instant_time(moment)
     latest = max((_normalized(t) for t in after), default="")
+    if now is None:
+        # Monotonic within the process, as Hudi's generator is within a JVM: two threads of one process never
+        # get the same time (their heartbeats would be one).
+        with _ISSUED_GUARD:
+            global _LAST_ISSUED
+            if _LAST_ISSUED > latest:
+                latest = _LAST_ISSUED
+            result = _after(candidate, latest)
+            _LAST_ISSUED = result
+            return result
+    return _after(candidate, latest)
+
+
+_ISSUED_GUARD = threading.Lock()
+_LAST_ISSUED = ""
+
+
+def _after(candidate: str, latest: str) -> str:
+    """``candidate``, or ``latest`` plus one millisecond when the clock is not ahead of it."""
     if latest and candidate <= latest:
         if len(latest) == 17 and latest.isdigit():
             bumped = parse_instant_time(latest) + _dt.timedelta(milliseconds=1)

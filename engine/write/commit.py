@@ -135,8 +135,9 @@ def start_write(table: Table, operation: WriteOperation, conf: HoodieConfig | No
                 requested = timeline.create_requested(instant_time, action, requested_content)
             except TimelineError:
                 if attempt + 1 < _INSTANT_TIME_ATTEMPTS and timeline.storage_instant_files(instant_time):
-                    # Another writer took this instant time in the same millisecond: take the next one.
-                    heartbeats.stop(instant_time)
+                    # Another process took this instant time in the same millisecond: take the next one. Its
+                    # heartbeat file is that writer's now: stop beating without deleting it.
+                    heartbeats.stop(instant_time, delete=False)
                     timeline.reload()
                     continue
                 raise
