@@ -45,9 +45,10 @@ from typing import Any, TypeVar
 
 from hmsclient.genthrift.hive_metastore import ttypes
 
-from engine.concurrency.locks import HIVE_METASTORE_PROVIDER, process_exists
+from engine.concurrency.provider import HIVE_METASTORE_PROVIDER
 from engine.config import HoodieConfig, LockConfig
 from engine.errors import ConfigError, LockError
+from engine.write.heartbeat import process_exists
 from hive_sync.client import HiveMetastoreClient, parse_thrift_uri
 from hive_sync.errors import HiveSyncError, MetastoreUnavailable
 
