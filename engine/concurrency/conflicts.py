@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 from engine.config import HoodieConfig, IndexConfig, LockConfig
 from engine.errors import CommitConflict, ConfigError
+from engine.timeline.active import ActiveTimeline
 from engine.timeline.avro_serde import deserialize
 from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant, State
@@ -94,7 +95,7 @@ def _plan_slices(plan: Mapping[str, object] | None) -> set[tuple[str, str]]:
     return pairs
 
 
-def read_operation(timeline: object, instant: Instant) -> ConcurrentOperation:
+def read_operation(timeline: ActiveTimeline, instant: Instant) -> ConcurrentOperation:
     """The operation of another instant, read from its files on the timeline.
 
     Args:
@@ -104,7 +105,7 @@ def read_operation(timeline: object, instant: Instant) -> ConcurrentOperation:
     Raises:
         TimelineError, CorruptFile: the instant's file cannot be read.
     """
-    read = timeline.read_details  # type: ignore[attr-defined]
+    read = timeline.read_details
     action = instant.action
     if action == COMPACTION:
         plan = deserialize(read(Instant(instant.timestamp, COMPACTION, State.REQUESTED)), source=instant.file_name)
@@ -178,22 +179,22 @@ class WriteStart:
     pending: frozenset[tuple[str, str]]
 
     @staticmethod
-    def capture(timeline: object, own_time: str | None = None) -> WriteStart:
+    def capture(timeline: ActiveTimeline, own_time: str | None = None) -> WriteStart:
         """Read the start state from a (freshly reloaded) active timeline."""
-        last = timeline.last_completed_commit()  # type: ignore[attr-defined]
-        pending = frozenset((i.timestamp, i.action) for i in timeline.commits_timeline()  # type: ignore[attr-defined]
+        last = timeline.last_completed_commit()
+        pending = frozenset((i.timestamp, i.action) for i in timeline.commits_timeline()
                             if i.is_pending and i.timestamp != own_time)
         return WriteStart(last.timestamp if last is not None else None, pending)
 
     @staticmethod
-    def assumed(timeline: object, own_time: str) -> WriteStart:
+    def assumed(timeline: ActiveTimeline, own_time: str) -> WriteStart:
         """A conservative start state for an instant this process did not start: every completed write before
         ``own_time`` but the last counts as done before it, every other as possibly concurrent."""
-        earlier = [i for i in timeline.completed_commits() if i.timestamp < own_time]  # type: ignore[attr-defined]
+        earlier = [i for i in timeline.completed_commits() if i.timestamp < own_time]
         return WriteStart(None, frozenset((i.timestamp, i.action) for i in earlier))
 
 
-def candidate_instants(timeline: object, current: Instant, start: WriteStart) -> list[Instant]:
+def candidate_instants(timeline: ActiveTimeline, current: Instant, start: WriteStart) -> list[Instant]:
     """Instants whose changes may overlap the current write (Hudi ``getCandidateInstants`` plus
     ``getCompletedInstantsDuringCurrentWriteOperation``), oldest first, each once.
 
@@ -203,7 +204,7 @@ def candidate_instants(timeline: object, current: Instant, start: WriteStart) ->
         start: what the writer saw when it started.
     """
     chosen: dict[tuple[str, str], Instant] = {}
-    for instant in timeline.completed_commits():  # type: ignore[attr-defined]
+    for instant in timeline.completed_commits():
         if instant.timestamp == current.timestamp:
             continue
         after_last = start.last_completed is None or instant.timestamp > start.last_completed
@@ -211,7 +212,7 @@ def candidate_instants(timeline: object, current: Instant, start: WriteStart) ->
             instant.action == COMMIT and (instant.timestamp, COMPACTION) in start.pending)
         if after_last or was_pending:
             chosen[(instant.timestamp, instant.action)] = instant
-    for instant in timeline.of_actions([COMPACTION, REPLACE_COMMIT]):  # type: ignore[attr-defined]
+    for instant in timeline.of_actions([COMPACTION, REPLACE_COMMIT]):
         if instant.is_pending and instant.timestamp > current.timestamp:
             chosen[(instant.timestamp, instant.action)] = instant
     return sorted(chosen.values(), key=lambda i: (i.timestamp, i.action))
@@ -225,7 +226,7 @@ class Conflict:
     file_groups: tuple[tuple[str, str], ...]
 
 
-def find_conflicts(timeline: object, this: ConcurrentOperation, start: WriteStart, strategy: str) -> list[Conflict]:
+def find_conflicts(timeline: ActiveTimeline, this: ConcurrentOperation, start: WriteStart, strategy: str) -> list[Conflict]:
     """Unresolvable conflicts of ``this`` with the candidate instants (empty: the write may commit)."""
     conflicts = []
     for instant in candidate_instants(timeline, this.instant, start):
