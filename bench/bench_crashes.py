@@ -132,6 +132,13 @@ def pending_writes(base: Path) -> list[str]:
             if i.action in ("commit", "deltacommit", "replacecommit") and not is_pending_clustering(table, i)]
 
 
+def pending_restore(base: Path) -> bool:
+    from engine.services.savepoint import pending_restores
+    from engine.table import Table
+
+    return bool(pending_restores(Table.load(str(base))))
+
+
 class Harness:
     """Prepared tables, censuses and one Spark session for the next writer."""
 
@@ -168,7 +175,9 @@ class Harness:
                                 WriteOperation.UPSERT, OPTIONS)
                 if n == 1:
                     table = Table.load(str(base))
-                    create_savepoint(table, table.timeline.last_completed_commit().timestamp)
+                    last = table.timeline.last_completed_commit()
+                    assert last is not None
+                    create_savepoint(table, last.timestamp)
             if table_type == "MERGE_ON_READ":
                 table = Table.load(str(base))
                 schedule_compaction(table, table.config.overlay(OPTIONS), force=True)
@@ -221,15 +230,30 @@ class Harness:
         df = spark.createDataFrame([(key, "next", 99, "d2")], ROW_TYPE)
         write_dataframe(spark, Table.load(str(base)), df, WriteOperation.UPSERT, OPTIONS)
 
+    def next_writer_refused(self, base: Path, key: int) -> bool:
+        """Whether the next writer is refused because a restore is pending (nothing written)."""
+        from engine.errors import PendingRestoreError
+
+        try:
+            self.next_writer(base, key)
+        except PendingRestoreError:
+            return True
+        return False
+
     def rerun(self, base: Path, op: str) -> None:
-        """What a user runs next for a table service that was killed: the same service again."""
-        if op not in ("compaction", "clustering", "clean"):
+        """What a user runs next for a table service that was killed: the same service again (a restore only
+        while it is pending)."""
+        if op not in ("compaction", "clustering", "clean", "restore"):
             return
         from engine.table import Table
 
         table = Table.load(str(base))
         conf = table.config.overlay(OPTIONS)
-        if op == "clean":
+        if op == "restore":
+            from engine.services.savepoint import pending_restores, restore_to_savepoint, savepoint_times
+            if pending_restores(table):
+                restore_to_savepoint(table, savepoint_times(table)[0])
+        elif op == "clean":
             from engine.services.clean import run_clean
             run_clean(table, conf.overlay({"hoodie.cleaner.commits.retained": "1"}))
         elif op == "compaction":
@@ -276,10 +300,19 @@ def run_point(harness: Harness, point: dict[str, Any], index: int) -> dict[str, 
         raise AssertionError(f"point {point}: the operation failed without being killed:\n{done.stderr[-3000:]}")
     right_after = read_rows(base)
     state = "before" if right_after == before else "after" if right_after == after else "mixed"
-    if state == "mixed":
+    next_key = 1000 + index
+    if op == "restore" and pending_restore(base):
+        # Hudi's rule: a half-done restore (readers may see an intermediate commit) blocks every writer until
+        # the restore is run again; the rerun finishes it.
+        if not harness.next_writer_refused(base, next_key):
+            raise AssertionError(f"point {point}: a writer started while restore was pending")
+        harness.rerun(base, op)
+        if read_rows(base) != after:
+            raise AssertionError(f"point {point}: the rerun restore reads {read_rows(base)}, expected {after}")
+        state = f"{state}_resumed"
+    elif state == "mixed":
         raise AssertionError(f"point {point}: hudi-rs reads neither the rows before nor after the operation: "
                              f"{right_after}")
-    next_key = 1000 + index
     harness.next_writer(base, next_key)
     expected = sorted([*(before if state == "before" else after), (next_key, "next", 99, "d2")])
     rows = read_rows(base)

@@ -36,6 +36,11 @@ class TimelineError(EngineError):
     missing instant."""
 
 
+class PendingRestoreError(TimelineError):
+    """A restore was started and did not finish: no write may start until it is run again to the end (Hudi
+    ``BaseHoodieWriteClient.startCommit``: "Found pending restore in active timeline")."""
+
+
 class CorruptFile(EngineError):
     """A data or metadata file could not be decoded (bad magic, truncated, wrong sizes)."""
 

@@ -132,37 +132,90 @@ def _instants_after(table: Table, savepoint: str) -> list[Instant]:
     return clustering + [i for i in ordered if i not in clustering]
 
 
+def pending_restores(table: Table) -> list[Instant]:
+    """Requested or inflight ``restore`` instants, oldest first (Hudi
+    ``getRestoreTimeline().filterInflightsAndRequested()``)."""
+    return [i for i in table.timeline.reload().of_actions([RESTORE]) if i.is_pending]
+
+
+def _restore_plan(table: Table, restore: Instant) -> list[Instant]:
+    plan = deserialize(table.timeline.read_details(Instant(restore.timestamp, RESTORE, State.REQUESTED)),
+                       "HoodieRestorePlan", source=f"{restore.timestamp}.restore.requested")
+    return [Instant(i["commitTime"], i["action"], State.COMPLETED) for i in plan.get("instantsToRollback") or []]
+
+
+def restore_savepoint_of(table: Table, restore: Instant) -> str | None:
+    """The savepoint a restore instant restores to: the latest savepoint before the oldest instant its plan
+    rolls back (Hudi ``RestoreUtils.getSavepointToRestoreTimestampV1Schema``); ``None`` for an empty plan or
+    no such savepoint."""
+    doomed = _restore_plan(table, restore)
+    if not doomed:
+        return None
+    oldest = min(i.timestamp for i in doomed)
+    earlier = [t for t in savepoint_times(table) if t < oldest]
+    return earlier[-1] if earlier else None
+
+
 def restore_to_savepoint(table: Table, savepoint: str) -> dict[str, Any]:
     """Roll the table back to the savepoint ``savepoint``; returns the ``HoodieRestoreMetadata`` written.
 
+    A restore that was interrupted (its instant still requested or inflight) to the same savepoint is resumed
+    under its own instant time and plan, the instants it already rolled back skipped — as Hudi's
+    ``BaseHoodieWriteClient.scheduleAndGetRestorePlan`` reuses a failed restore. Until then no write may start
+    (:class:`engine.errors.PendingRestoreError`).
+
     Raises:
-        SavepointError: no such savepoint.
+        SavepointError: no such savepoint, or an interrupted restore to another savepoint is pending.
         StorageError: a file could not be deleted (the restore stays inflight; rerunning finishes it).
     """
     if savepoint not in savepoint_times(table):
         raise SavepointError(f"savepoint {savepoint} not found in {table.base_path} (savepoints: "
                              f"{', '.join(savepoint_times(table)) or 'none'})")
     start = time.monotonic()
-    doomed = _instants_after(table, savepoint)
     timeline = table.timeline
-    restore_time = timeline.new_instant_time()
-    plan = {"instantsToRollback": [{"commitTime": i.timestamp, "action": i.action} for i in doomed], "version": 1}
-    requested = timeline.create_requested(restore_time, RESTORE, serialize("HoodieRestorePlan", plan))
-    inflight = timeline.transition_to_inflight(requested, b"")
+    pending = pending_restores(table)
+    resumed = pending[-1] if pending else None
+    if resumed is not None:
+        target = restore_savepoint_of(table, resumed)
+        if target not in (None, savepoint):
+            raise SavepointError(f"restore {resumed.timestamp} of {table.base_path} to savepoint {target} did "
+                                 f"not finish; run it again to savepoint {target} before restoring to {savepoint}")
+        restore_time = resumed.timestamp
+        present = {i.timestamp for i in timeline.reload() if i.action in WRITE_TIMELINE_ACTIONS}
+        planned = _restore_plan(table, resumed)
+        # Instants rolled back before the interruption are gone from the timeline; anything written after the
+        # plan (no writer starts while a restore is pending, but a table service may have) is added.
+        doomed = [i for i in planned if i.timestamp in present]
+        known = {i.timestamp for i in planned}
+        doomed += [i for i in _instants_after(table, savepoint) if i.timestamp not in known]
+        inflight = resumed if resumed.state is State.INFLIGHT else timeline.transition_to_inflight(resumed, b"")
+        logger.warning("%s: resuming restore %s to savepoint %s: %d of %d instant(s) left to roll back",
+                       table.base_path, restore_time, savepoint, len(doomed), len(planned))
+    else:
+        doomed = _instants_after(table, savepoint)
+        planned = doomed
+        restore_time = timeline.new_instant_time()
+        plan = {"instantsToRollback": [{"commitTime": i.timestamp, "action": i.action} for i in doomed],
+                "version": 1}
+        requested = timeline.create_requested(restore_time, RESTORE, serialize("HoodieRestorePlan", plan))
+        inflight = timeline.transition_to_inflight(requested, b"")
     rollbacks: dict[str, list[dict[str, Any] | None]] = {}
     for instant in doomed:
-        rollback_time = rollback_instant(table.reload(), instant, completed=True)
+        current = [i for i in table.timeline.reload().find(instant.timestamp)
+                   if i.action in WRITE_TIMELINE_ACTIONS]
+        rollback_time = rollback_instant(table.reload(), current[0] if current else instant, completed=True)
         rollbacks[instant.timestamp] = [_rollback_metadata(table, rollback_time)]
+    everything = planned + [i for i in doomed if i not in planned]
     metadata = {
         "startRestoreTime": restore_time, "timeTakenInMillis": int((time.monotonic() - start) * 1000),
-        "instantsToRollback": [i.timestamp for i in doomed], "hoodieRestoreMetadata": rollbacks, "version": 1,
-        "restoreInstantInfo": [{"commitTime": i.timestamp, "action": i.action} for i in doomed],
+        "instantsToRollback": [i.timestamp for i in everything], "hoodieRestoreMetadata": rollbacks, "version": 1,
+        "restoreInstantInfo": [{"commitTime": i.timestamp, "action": i.action} for i in everything],
     }
     table.timeline.reload().complete(inflight, serialize("HoodieRestoreMetadata", metadata))
     for rollback in [i for i in table.timeline.reload().rollbacks() if i.timestamp > savepoint]:
         table.timeline.delete_instant_files(rollback.timestamp, ROLLBACK)
     logger.info("%s: restored to savepoint %s: %d instant(s) rolled back (restore %s)", table.base_path,
-                savepoint, len(doomed), restore_time)
+                savepoint, len(everything), restore_time)
     return metadata
 
 
@@ -188,5 +241,6 @@ def rollback_to_instant(table: Table, instant_time: str) -> str:
     return rollback_instant(table, target, completed=True)
 
 
-__all__ = ["SavepointError", "create_savepoint", "delete_savepoint", "restore_to_savepoint",
+__all__ = ["SavepointError", "create_savepoint", "delete_savepoint", "pending_restores", "restore_savepoint_of",
+           "restore_to_savepoint",
            "rollback_to_instant", "savepoint_times"]

@@ -24,12 +24,12 @@ from engine.concurrency.transaction import (
     remember_start,
 )
 from engine.config import HoodieConfig, WriteConfig
-from engine.errors import ConcurrentWriteError, TimelineError
+from engine.errors import ConcurrentWriteError, PendingRestoreError, TimelineError
 from engine.schema.history import LATEST_SCHEMA, record_write_schema
 from engine.table import Table
 from engine.timeline.avro_serde import serialize
 from engine.timeline.commit_metadata import CommitMetadata, WriteStat
-from engine.timeline.instant import Instant, new_instant_time
+from engine.timeline.instant import RESTORE, Instant, new_instant_time
 from engine.write.heartbeat import HeartbeatClient, HeartbeatStatus
 from engine.write.markers import delete_marker_dir, list_markers
 from engine.write.operation import WriteOperation, commit_action
@@ -76,6 +76,21 @@ def concurrent_write_error(table: Table, live: Sequence[tuple[Instant, Heartbeat
         f"hoodie.write.lock.provider")
 
 
+def check_no_pending_restore(table: Table) -> None:
+    """Refuse to write while a restore is unfinished (Hudi ``BaseHoodieWriteClient.startCommit``): the table
+    may be half restored, and a write on top would make the rest of the restore undo it.
+
+    Raises:
+        PendingRestoreError: a ``restore`` instant is requested or inflight.
+    """
+    pending = [i.timestamp for i in table.timeline.reload().of_actions([RESTORE]) if i.is_pending]
+    if pending:
+        raise PendingRestoreError(
+            f"Found pending restore in the active timeline of {table.base_path} (restore {', '.join(pending)}): "
+            f"the table may be in an inconsistent state. Run the restore to the same savepoint again to finish "
+            f"it (CALL rollback_to_savepoint(table => ..., instant_time => '<savepoint>')) before writing.")
+
+
 def start_write(table: Table, operation: WriteOperation, conf: HoodieConfig | None = None) -> Instant:
     """Begin a write (Hudi ``BaseHoodieWriteClient.startCommit``): fail if another writer is live (single
     writer only), roll back failed writes (``EAGER`` policy only; ``LAZY`` leaves them to the cleaner), start
@@ -96,12 +111,14 @@ def start_write(table: Table, operation: WriteOperation, conf: HoodieConfig | No
 
     Raises:
         ConfigError: an unsupported ``hoodie.write.concurrency.mode`` or bad heartbeat settings.
+        PendingRestoreError: a restore did not finish (:func:`check_no_pending_restore`).
         ConcurrentWriteError: (single writer) a pending write instant has a live heartbeat (checked before
             anything is changed, and again once this writer's requested instant exists: then this writer's
             requested instant is deleted again).
     """
     conf = conf if conf is not None else table.config
     txn = check_concurrency_mode(table, conf)
+    check_no_pending_restore(table)
     heartbeats = heartbeat_client(table, conf)
     if not txn.optimistic:
         live = [(i, s) for i, s in pending_writes(table, heartbeats) if s.live]

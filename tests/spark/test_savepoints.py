@@ -143,3 +143,52 @@ def test_rollback_of_an_inflight_compaction(session: Session, table_name: str, t
         assert rows(session, table_name) == [(1, "b")]
     finally:
         session.sql(f"DROP TABLE {table_name}")
+
+
+def test_an_interrupted_restore_blocks_writers_until_it_is_run_again(session: Session, table_name: str,
+                                                                     tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hudi's rule (``startCommit``: "Found pending restore in active timeline"): a restore that stopped half way
+    leaves the table at an intermediate commit; no write starts until the restore, run again to the same
+    savepoint, finishes under its own instant."""
+    import engine.services.savepoint as savepoint_module
+
+    path = tmp_path / table_name
+    session.sql(f"""CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT) USING hudi
+        TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor') LOCATION '{path}'""")
+    try:
+        session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 1), (2, 'b', 1)")
+        saved = commits(path)[-1]
+        session.sql(f"CALL create_savepoint(table => '{table_name}', commit_time => '{saved}')").collect()
+        for version in range(2, 5):
+            session.sql(f"UPDATE {table_name} SET name = 'a{version}', ts = {version} WHERE id = 1")
+        real_rollback = savepoint_module.rollback_instant
+        calls = []
+
+        def dies_on_the_second(*args: object, **kwargs: object) -> str:
+            calls.append(1)
+            if len(calls) == 2:
+                raise KeyboardInterrupt("the restore's process stops here")
+            return real_rollback(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(savepoint_module, "rollback_instant", dies_on_the_second)
+        with pytest.raises(KeyboardInterrupt):
+            savepoint_module.restore_to_savepoint(Table.load(str(path)), saved)
+        monkeypatch.setattr(savepoint_module, "rollback_instant", real_rollback)
+        pending = [i for i in Table.load(str(path)).timeline if i.action == "restore"]
+        assert [i.state.name for i in pending] == ["INFLIGHT"]
+        assert rows(session, table_name) == [(1, "a3"), (2, "b")]  # one of three updates undone
+        with pytest.raises(Exception, match="pending restore.*" + pending[0].timestamp):
+            session.sql(f"INSERT INTO {table_name} VALUES (3, 'c', 1)")
+        assert rows(session, table_name) == [(1, "a3"), (2, "b")]
+        assert session.sql(f"CALL rollback_to_savepoint(table => '{table_name}', instant_time => '{saved}')"
+                           ).collect()[0][0] is True
+        timeline = Table.load(str(path)).timeline
+        assert [(i.timestamp, i.state.name) for i in timeline if i.action == "restore"] == \
+            [(pending[0].timestamp, "COMPLETED")]
+        assert commits(path)[-1] == saved
+        assert rows(session, table_name) == oracle(path) == [(1, "a"), (2, "b")]
+        session.sql(f"INSERT INTO {table_name} VALUES (3, 'c', 1)")
+        assert rows(session, table_name) == oracle(path) == [(1, "a"), (2, "b"), (3, "c")]
+    finally:
+        session.sql(f"DROP TABLE {table_name}")
