@@ -35,7 +35,7 @@ from engine.concurrency.conflicts import (
 )
 from engine.concurrency.locks import LockManager, lock_provider_for
 from engine.config import HoodieConfig, WriteConfig
-from engine.errors import ConfigError
+from engine.errors import ConfigError, LockError
 from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import Instant
 
@@ -152,8 +152,13 @@ class TransactionManager:
         """Hold the table lock for ``what`` (e.g. ``commit 20240101000000000``) when optimistic concurrency
         control is on.
 
+        A lock that cannot be released afterwards (the lock service unreachable, or a lock the service expired
+        while held) is logged as an error, never raised: what ran under it (a completed instant) stands, and an
+        error would make the user retry a statement that already committed. Beyond Hudi 0.14, whose
+        ``endTransaction`` throws then.
+
         Raises:
-            LockError: the lock could not be had within the configured waits and retries.
+            LockError: the lock could not be had within the configured waits and retries (nothing ran).
         """
         if not self.optimistic:
             yield
@@ -166,9 +171,12 @@ class TransactionManager:
         finally:
             try:
                 manager.unlock()
+                logger.debug("lock released on %s after %s", self.table.base_path, what)
+            except LockError as exc:
+                logger.error("%s on %s: the table lock could not be released cleanly: %s (what ran under it "
+                             "stands; the lock service times the lock out)", what, self.table.base_path, exc)
             finally:
                 manager.close()
-            logger.debug("lock released on %s after %s", self.table.base_path, what)
 
     def check_conflicts(self, instant: Instant, metadata: CommitMetadata) -> None:
         """Under the lock, before the completed instant is written: raise if a concurrent instant touched the
