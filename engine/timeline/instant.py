@@ -257,14 +257,12 @@ def new_instant_time(after: Iterable[str] = (), now: _dt.datetime | None = None)
     latest = max((_normalized(t) for t in after), default="")
     if now is None:
         # Monotonic within the process, as Hudi's generator is within a JVM: two threads of one process never
-        # get the same time (their heartbeats would be one).
+        # get the same time (their heartbeats would be one). The process series follows the clock only: a
+        # table whose timeline is ahead of the clock bumps this result, never the times of other tables.
         with _ISSUED_GUARD:
             global _LAST_ISSUED
-            if _LAST_ISSUED > latest:
-                latest = _LAST_ISSUED
-            result = _after(candidate, latest)
-            _LAST_ISSUED = result
-            return result
+            candidate = _after(candidate, _LAST_ISSUED)
+            _LAST_ISSUED = candidate
     return _after(candidate, latest)
 
 

@@ -105,6 +105,16 @@ def test_new_instant_time_format_and_monotonic() -> None:
         parse_instant_time("2024")
 
 
+def test_a_timeline_ahead_of_the_clock_does_not_move_other_tables_instant_times() -> None:
+    """Within a process times only go up (two threads never share one), but a table whose instants lie in the
+    future bumps only its own next time: the next table's times follow the clock again."""
+    future = new_instant_time(["21000101000000000"])
+    assert future == "21000101000000001"
+    ordinary = new_instant_time()
+    assert ordinary < "21000101000000000"
+    assert new_instant_time() > ordinary
+
+
 @pytest.mark.parametrize("name", HUDI_FIXTURE_NAMES)
 def test_load_fixture_timelines(hudi_fixture: Callable[..., str], name: str) -> None:
     base = hudi_fixture(name)
