@@ -114,6 +114,17 @@ def catalog_schema(data_schema: StructType, partition_columns: tuple[str, ...] |
     return StructType([*meta, *data, *parts])
 
 
+def declared_narrow_types(entry: CatalogTable, data_schema: StructType) -> dict[str, DataType]:
+    """Columns the catalog declares ``TINYINT`` / ``SMALLINT`` that the table's Avro schema stores as ``int``:
+    ``{lower-case name: ByteType() | ShortType()}``. A value written to such a column is cast to the declared
+    type first (Hudi's ``InsertIntoHoodieTableCommand`` casts to the catalog schema), so ``300`` into a
+    ``TINYINT`` fails with Spark's ``CAST_OVERFLOW`` under ANSI mode instead of being stored out of range."""
+    declared = {f.name.lower(): f.dataType for f in entry.schema.fields}
+    return {f.name.lower(): declared[f.name.lower()] for f in data_schema.fields
+            if isinstance(declared.get(f.name.lower()), ByteType | ShortType)
+            and not isinstance(f.dataType, ByteType | ShortType)}
+
+
 def hive_compatible(dtype: DataType) -> DataType:
     """``dtype`` as the Hive column type Hive sync derives from the table's Avro schema (Hudi
     ``HiveSchemaUtil``, timestamps supported): Avro has no 8/16-bit integers, so TINYINT and SMALLINT are

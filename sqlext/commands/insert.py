@@ -25,7 +25,7 @@ from engine.spark.schema import table_data_schema
 from engine.spark.writer import write_dataframe
 from engine.table import Table
 from engine.write.operation import WriteOperation
-from sqlext.catalog import CatalogTable
+from sqlext.catalog import CatalogTable, declared_narrow_types
 from sqlext.commands.options import write_options
 from sqlext.commands.partitions import literal_value, partition_path_from_values
 from sqlext.commands.post_commit import after_write
@@ -148,15 +148,18 @@ def aligned_frame(
             raise SqlAnalysisError(
                 f"Cannot write to {entry.display}: column {target} is {types[target].simpleString()} but the "
                 f"query gives {source_types[index].simpleString()}")
+    narrow = declared_narrow_types(entry, schema)
     projected: list[Column] = []
     for name in table_columns:
         if name in static:
-            expr = F.lit(static[name]).cast(types[name])
+            expr = F.lit(static[name])
         elif name in by_target:
-            expr = F.col(positional[by_target[name]]).cast(types[name])
+            expr = F.col(positional[by_target[name]])
         else:
-            expr = F.lit(None).cast(types[name])
-        projected.append(expr.alias(name))
+            expr = F.lit(None)
+        if name.lower() in narrow:  # the catalog's TINYINT/SMALLINT bounds the value (stored as Avro int)
+            expr = expr.cast(narrow[name.lower()])
+        projected.append(expr.cast(types[name]).alias(name))
     try:
         result = query.select(*projected)
         result.schema  # noqa: B018 - forces analysis so cast errors surface here

@@ -22,7 +22,7 @@ from engine.spark.writer import add_keys, table_arrow_schema, write_dataframe
 from engine.table import Table
 from engine.write.operation import WriteOperation
 from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
-from sqlext.catalog import CatalogTable, quote
+from sqlext.catalog import CatalogTable, declared_narrow_types, quote
 from sqlext.commands.options import write_options
 from sqlext.commands.post_commit import after_write
 from sqlext.errors import SqlAnalysisError
@@ -76,10 +76,17 @@ def update_table(ctx: CommandContext, stmt: UpdateTable) -> DataFrame:
                     f"for table `{entry.display}`. Please remove the assignment clause to avoid the error.")
         assignments[name] = value
     rows = _matching_rows(ctx, entry, table, stmt.alias, stmt.where_sql, "UPDATE")
+    narrow = declared_narrow_types(entry, schema)
     projected: list[Column] = []
     for field in schema.fields:
         assigned = assignments.get(field.name.lower())
-        expr = F.expr(assigned).cast(field.dataType) if assigned is not None else F.col(quote(field.name))
+        if assigned is None:
+            expr = F.col(quote(field.name))
+        else:
+            assigned_value = F.expr(assigned)
+            if field.name.lower() in narrow:  # the catalog's TINYINT/SMALLINT bounds the value
+                assigned_value = assigned_value.cast(narrow[field.name.lower()])
+            expr = assigned_value.cast(field.dataType)
         projected.append(expr.alias(field.name))
     options = write_options(spark, entry, table)
     located = _locate(rows, table, options)

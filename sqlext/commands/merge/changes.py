@@ -221,9 +221,12 @@ def _projection(scope: MergeScope, clauses: Sequence[tuple[int, MergeClause]], m
         cases.append(f"WHEN {guard} THEN {i}")
     projections = [f"CASE {' '.join(cases)} ELSE -1 END AS {ACTION}"]
     for column in scope.columns:
+        narrow = scope.declared.get(column.lower())
         values = " ".join(
-            f"WHEN {ACTION} = {i} THEN CAST({_value(scope, column, clause)} AS "
-            f"{scope.types[column.lower()].simpleString()})"
+            f"WHEN {ACTION} = {i} THEN CAST("
+            + (f"CAST({_value(scope, column, clause)} AS {narrow.simpleString()})" if narrow is not None
+               else _value(scope, column, clause))
+            + f" AS {scope.types[column.lower()].simpleString()})"
             for i, clause in clauses)
         projections.append(f"CASE {values} END AS {quote(column)}")
     projections += [f"{quote(T)}.{TARGET_KEY} AS {TARGET_KEY}", f"{quote(T)}.{TARGET_PARTITION} AS {TARGET_PARTITION}",

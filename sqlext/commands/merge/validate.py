@@ -21,7 +21,7 @@ from engine.config import IndexConfig
 from engine.formats.avro_schema import META_FIELDS
 from engine.spark.schema import table_data_schema
 from engine.table import Table
-from sqlext.catalog import CatalogTable
+from sqlext.catalog import CatalogTable, declared_narrow_types
 from sqlext.errors import SqlAnalysisError
 from sqlext.parser.source import expr_sql
 from sqlext.parser.statements import (
@@ -82,6 +82,8 @@ class MergeScope:
         source: the source rows (meta columns dropped, column aliases applied).
         key_sources: record-key column -> source expression ON equates it with (keyed tables).
         extra_on: the ON conjuncts beyond the key equalities, as one Spark SQL predicate, or None.
+        declared: columns the catalog declares TINYINT/SMALLINT but stored as Avro int (their values are cast
+            to the declared type first, as Hudi casts to the catalog schema).
         global_index: the index finds a key in any partition; ``move_partition``: a global index moves a
             record whose partition changed (delete + insert) instead of keeping its stored partition.
         needs_target_rows: some clause or predicate reads target columns (the target rows are joined
@@ -103,6 +105,7 @@ class MergeScope:
     key_sources: dict[str, str] = field(default_factory=dict)
     extra_on: str | None = None
     global_index: bool = False
+    declared: dict[str, DataType] = field(default_factory=dict)
     move_partition: bool = False
     needs_target_rows: bool = False
 
@@ -187,6 +190,7 @@ def resolve(stmt: MergeInto, entry: CatalogTable, table: Table, source_df: DataF
         keyless=is_keyless(table.config), target_alias=stmt.target_alias or entry.name,
         source_alias=_source_alias(stmt), source=_load_source(source_df, stmt, display),
         global_index=conf_index_type in GLOBAL_INDEX_MOVE_KEYS,
+        declared=declared_narrow_types(entry, schema),
     )
     scope.move_partition = scope.global_index and move_partition
     _check_clauses(scope, stmt.clauses)
