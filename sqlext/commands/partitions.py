@@ -12,12 +12,43 @@ from engine.spark.writer import table_arrow_schema
 from engine.table import Table
 from sqlext.errors import SqlAnalysisError
 
+_ESCAPED = {"0": "\x00", "'": "'", '"': '"', "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a",
+            "\\": "\\", "%": "\\%", "_": "\\_"}
+"""Spark's one-character escapes in string literals (``ParserUtils.unescapeSQLString``)."""
+
+
+def unescape_sql_string(body: str) -> str:
+    """The value of a Spark SQL string literal's body (between its quotes), with Spark's escapes decoded:
+    ``\\uXXXX``, three-digit octal ``\\ooo``, ``\\n``, ``\\t``, ``\\0``, ... (``\\%`` and ``\\_`` stay as written;
+    any other escaped character stands for itself), as ``ParserUtils.unescapeSQLString`` decodes them."""
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        ch = body[i]
+        if ch != "\\" or i + 1 >= n:
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        hex_digits = body[i + 2:i + 6]
+        if nxt == "u" and len(hex_digits) == 4 and all(c in "0123456789abcdefABCDEF" for c in hex_digits):
+            out.append(chr(int(hex_digits, 16)))
+            i += 6
+        elif (i + 3 < n and body[i + 1] in "01" and body[i + 2] in "01234567" and body[i + 3] in "01234567"):
+            out.append(chr(int(body[i + 1:i + 4], 8)))
+            i += 4
+        else:
+            out.append(_ESCAPED.get(nxt, nxt))
+            i += 2
+    return "".join(out)
+
 
 def literal_value(value_sql: str) -> str:
-    """The text of a SQL literal (quotes removed)."""
+    """The value of a SQL literal: a quoted string's body with Spark's escapes decoded (so ``'a\\nb'`` holds a
+    newline, as Spark reads it), any other literal's text as written."""
     text = value_sql.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
+        return unescape_sql_string(text[1:-1])
     return text
 
 
