@@ -237,7 +237,18 @@ def catalog_properties(user: dict[str, str], table_config: dict[str, str]) -> di
 
 
 def _absolute(location: str) -> str:
-    """A LOCATION without a scheme as an absolute local path (Spark qualifies it the same way)."""
+    """A LOCATION without a scheme as an absolute local path (Spark qualifies it the same way).
+
+    Raises:
+        SqlAnalysisError: the location is empty (Spark's ``INVALID_EMPTY_LOCATION``) or holds a NUL or another
+            control character, which no file system takes in a path; the message names the location.
+    """
+    if not location.strip():
+        raise SqlAnalysisError(f"[INVALID_EMPTY_LOCATION] The location name cannot be empty string, but "
+                               f"`{location}` was given.")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in location):
+        raise SqlAnalysisError(f"LOCATION {location!r} holds a control character (NUL, newline, ...), which "
+                               "cannot be part of a path")
     if "://" in location or location.startswith("file:"):
         return location
     return os.path.abspath(location)
