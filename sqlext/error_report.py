@@ -119,15 +119,45 @@ def summarize(exc: BaseException) -> str:
     if ours:
         return one_line(ours[-1][1]) or ours[-1][0].rsplit(".", 1)[-1]
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    if first.endswith(_TRACEBACK_HEADER) and embedded:
+    java = _java_error(text)
+    if java is not None:
+        return java
+    if (first.endswith(_TRACEBACK_HEADER) or first.endswith(":")) and embedded:
+        # "...: Traceback (most recent call last):" or a headline ending in ":" with the traceback below it
+        # (Spark's "An exception was thrown from the Python worker:").
         type_name, message = embedded[-1]
-        head = first[: -len(_TRACEBACK_HEADER)].rstrip().rstrip(":")
+        head = first[: -len(_TRACEBACK_HEADER)] if first.endswith(_TRACEBACK_HEADER) else first
+        head = head.rstrip().rstrip(":")
         cause = f"{type_name.rsplit('.', 1)[-1]}: {message}" if message else type_name
         return one_line(f"{head}: {cause}" if head else cause)
     first = _SQLSTATE.sub("", first)
     if _is_spark_error(exc):
         return one_line(first) or type(exc).__name__
     return f"{type(exc).__name__}: {one_line(first)}" if first else type(exc).__name__
+
+
+_PY4J_HEADLINE = re.compile(r"^An error occurred while calling [\w.$]+\.?$")
+_JAVA_ERROR = re.compile(r"^:?\s*(?:Caused by:\s*)?(?P<type>(?:[\w$]+\.)+[\w$]+):\s?(?P<message>.*)$")
+
+
+def _java_error(text: str) -> str | None:
+    """For a py4j error (``An error occurred while calling o123.collectToPython.`` then ``: <Java exception>:
+    <message>``, frames, ``Caused by:`` lines): the Java exception's message, and its innermost cause when that
+    says more (``[FAILED_READ_FILE.NO_HINT] Encountered error while reading file …parquet. (cause: IOException:
+    can not read class …FileMetaData …)``); ``None`` for any other text."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines or not _PY4J_HEADLINE.match(lines[0].strip()):
+        return None
+    errors = [m for m in (_JAVA_ERROR.match(ln.strip()) for ln in lines[1:]
+                          if ln.lstrip().startswith((":", "Caused by:"))) if m]
+    if not errors:
+        return None
+    head = _SQLSTATE.sub("", errors[0].group("message")).strip() or errors[0].group("type")
+    root = errors[-1]
+    if len(errors) > 1 and root.group("message").strip() and root.group("message").strip() not in head:
+        cause = f"{root.group('type').rsplit('.', 1)[-1]}: {_SQLSTATE.sub('', root.group('message')).strip()}"
+        return one_line(f"{head} (cause: {cause})")
+    return one_line(head)
 
 
 def _own_message(exc: BaseException) -> str:

@@ -83,3 +83,31 @@ def test_long_lines_keep_their_start_and_end() -> None:
     folded = one_line(text, limit=100)
     assert len(folded) <= 100
     assert folded.startswith("start ") and folded.endswith(" end") and " … " in folded
+
+
+class Py4JJavaError(Exception):
+    """Stands for py4j's error class: only its text matters to the summary."""
+
+
+def test_a_jvm_failure_shows_the_java_message_and_its_root_cause() -> None:
+    """A damaged parquet file read by Spark's own scan fails in the JVM; py4j's first line names only the
+    gateway call, the user needs the file and why."""
+    text = ("An error occurred while calling o572.collectToPython.\n"
+            ": org.apache.spark.SparkException: [FAILED_READ_FILE.NO_HINT] Encountered error while reading file "
+            "file:/wh/t/p=1/f1.parquet.  SQLSTATE: KD001\n"
+            "\tat org.apache.spark.sql.errors.QueryExecutionErrors$.cannotReadFilesError(QueryExecutionErrors.scala:856)\n"
+            "Caused by: java.io.IOException: can not read class org.apache.parquet.format.FileMetaData: bad type\n"
+            "\t... 25 more\n"
+            "Caused by: shaded.parquet.org.apache.thrift.protocol.TProtocolException: don't know what type: 15\n")
+    assert summarize(Py4JJavaError(text)) == (
+        "[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file:/wh/t/p=1/f1.parquet. "
+        "(cause: TProtocolException: don't know what type: 15)")
+    plain = "An error occurred while calling o1.sql.\n: java.lang.IllegalStateException: no active session\n"
+    assert summarize(Py4JJavaError(plain)) == "no active session"
+
+
+def test_a_python_worker_failure_shows_the_innermost_error() -> None:
+    text = ("An exception was thrown from the Python worker:\nTraceback (most recent call last):\n"
+            '  File "x.py", line 1, in f\nOSError: cannot open /wh/t/f1.parquet\n')
+    assert summarize(RuntimeError(text)) == (
+        "An exception was thrown from the Python worker: OSError: cannot open /wh/t/f1.parquet")
