@@ -35,6 +35,7 @@ from sqlext.embedded_metastore import (
 from sqlext.errors import SqlParseError
 from sqlext.jvm import read_planner
 from sqlext.parser import parse_statement
+from sqlext.parser.statements import DeleteFrom, InsertInto, MergeInto, UpdateTable
 from sqlext.variables import substitute_variables
 
 logger = logging.getLogger(__name__)
@@ -175,6 +176,8 @@ class Session:
             if entry is not None and not entry.is_hudi:
                 return self.spark.sql(text)
             raise
+        if isinstance(statement, _SPARK_GRAMMAR_STATEMENTS):
+            check_spark_grammar(self.spark, text)
         return dispatch(self.context, statement)
 
     def _conf_value(self, key: str) -> str | None:
@@ -184,6 +187,23 @@ class Session:
     def stop(self) -> None:
         """Stop the SparkSession."""
         self.spark.stop()
+
+
+_SPARK_GRAMMAR_STATEMENTS = (InsertInto, MergeInto, UpdateTable, DeleteFrom)
+"""Statements Hudi 0.14 leaves to Spark's own parser (its extended parser only takes CALL, index and
+compaction commands): what Spark's grammar refuses, Hudi refuses."""
+
+def check_spark_grammar(spark: SparkSession, text: str) -> None:
+    """Parse ``text`` with the session's Spark SQL parser (no analysis, no execution).
+
+    sqlglot reads some malformed statements leniently (``x IN ( , 2)`` as ``x IN (2)``); Hudi never sees them,
+    because Spark's parser refuses them first.
+
+    Raises:
+        pyspark.errors.ParseException: Spark's own error (error class, line, position, the statement with a
+            caret), exactly what Hudi on Spark shows.
+    """
+    spark._jsparkSession.sessionState().sqlParser().parsePlan(text)
 
 
 def connect(
