@@ -17,7 +17,8 @@ its receipt, no batch it gave up on does; the table read by hudi-rs equals a ser
 batches in commit-time order (each key holds the value of the last committed batch that wrote it; disjoint: every
 inserted key exactly once); no write instant is left pending.
 
-Writers start their Spark sessions first and then wait on a start file, so the timed part is the writes only.
+Writers start their Spark sessions first (writer 0 creates the table, the others then register it) and then wait
+on a start file, so the timed part is the writes only.
 Lock provider: ``--lock fs`` (FileSystemBasedLockProvider, default) or ``--lock hms`` (HiveMetastoreBasedLockProvider
 against a metastore started for the run).
 
@@ -81,7 +82,16 @@ def worker(args: argparse.Namespace) -> int:
                      "hoodie.write.lock.hivemetastore.database": "default",
                      "hoodie.write.lock.hivemetastore.table": "bench_concurrency"})
     session = sqlext.connect(warehouse=args.warehouse, master="local[1]", conf=conf)
-    session.sql(f"CREATE TABLE t USING hudi LOCATION '{args.location}'")
+    if args.writer == 0:
+        _create_table(session, args.location, args.table_type, args.mode, args.keys)
+        Path(args.created).touch()
+    else:
+        deadline = time.monotonic() + 600
+        while not Path(args.created).exists():
+            if time.monotonic() > deadline:
+                return 2
+            time.sleep(0.05)
+        session.sql(f"CREATE TABLE t USING hudi LOCATION '{args.location}'")
     Path(args.ready).touch()
     deadline = time.monotonic() + 600
     while not Path(args.go).exists():
@@ -115,19 +125,16 @@ def worker(args: argparse.Namespace) -> int:
     return 0
 
 
-def _create_table(work: Path, location: Path, table_type: str, mode: str, keys: int) -> None:
-    """The table, and for ``overlap`` every key of the shared space already written (tag ``init``): the writers
-    then only update, and every overlap is a file-group conflict (two writers inserting the same *new* key at
-    once both commit, into two new file groups, in Hudi as here: OCC compares file groups, not keys)."""
-    import sqlext
-
-    session = sqlext.connect(warehouse=work / "wh-create", master="local[1]", conf={"spark.ui.enabled": "false"})
+def _create_table(session: Any, location: str, table_type: str, mode: str, keys: int) -> None:
+    """The table (created by writer 0 before the start), and for ``overlap`` every key of the shared space already
+    written (tag ``init``): the writers then only update, and every overlap is a file-group conflict (two writers
+    inserting the same *new* key at once both commit, into two new file groups, in Hudi as here: OCC compares
+    file groups, not keys)."""
     session.sql(f"""CREATE TABLE t (id STRING, tag STRING, ts BIGINT, p STRING) USING hudi PARTITIONED BY (p)
         LOCATION '{location}' TBLPROPERTIES (type = '{table_type}', primaryKey = 'id', preCombineField = 'ts')""")
     if mode == "overlap":
         rows = ", ".join(f"('k-{k}', 'init', 0L, 'shared')" for k in range(4 * keys))
         session.sql(f"INSERT INTO t SELECT * FROM VALUES {rows} AS v(id, tag, ts, p)")
-    session.spark.stop()
 
 
 def verify(location: Path, mode: str, outcomes: list[dict[str, Any]], keys: int, seed: int) -> dict[str, Any]:
@@ -172,14 +179,14 @@ def run_case(work: Path, table_type: str, mode: str, writers: int, batches: int,
     shutil.rmtree(case, ignore_errors=True)
     case.mkdir(parents=True)
     location = case / "table"
-    _create_table(case, location, table_type, mode, keys)
     go = case / "go"
     procs = []
     for w in range(writers):
         cmd = [sys.executable, __file__, "--worker", "--writer", str(w), "--mode", mode, "--batches", str(batches),
                "--keys", str(keys), "--seed", str(seed), "--lock", lock, "--hms-uri", hms_uri,
                "--location", str(location), "--warehouse", str(case / f"wh{w}"), "--ready", str(case / f"ready{w}"),
-               "--go", str(go), "--out", str(case / f"out{w}.json")]
+               "--go", str(go), "--out", str(case / f"out{w}.json"), "--created", str(case / "created"),
+               "--table-type", table_type]
         log = open(case / f"writer{w}.log", "wb")  # noqa: SIM115 - closed below
         procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), log))
     deadline = time.monotonic() + 900
@@ -229,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None)
     # worker mode (internal)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    for name in ("writer", "mode", "location", "warehouse", "ready", "go", "out", "hms-uri"):
+    for name in ("writer", "mode", "location", "warehouse", "ready", "go", "out", "hms-uri", "created", "table-type"):
         parser.add_argument(f"--{name}", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:

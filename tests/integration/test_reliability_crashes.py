@@ -32,10 +32,10 @@ def crash_suite(tmp_path: Path, points: int, ops: str, seed: int) -> dict[str, o
 
 
 def test_table_services_killed_anywhere_lose_nothing(tmp_path: Path) -> None:
-    report = crash_suite(tmp_path, 8, "clean,archive,rollback,restore", 15)
+    report = crash_suite(tmp_path, 4, "clean,archive,rollback,restore", 15)
     assert report["all_checks_passed"] is True
-    assert report["points"] == 8
-    assert report["killed"] >= 6  # a run may take a shorter path than its census and finish before the point
+    assert report["points"] == 4
+    assert report["killed"] >= 3  # a run may take a shorter path than its census and finish before the point
     assert set(report["by_operation"]) == {"clean", "archive", "rollback", "restore"}  # type: ignore[arg-type]
 
 
