@@ -93,6 +93,16 @@ def test_syntax_error_shows_line_and_column(session: Session, capsys: pytest.Cap
     assert "Error in query" in err and "line 2" in err
 
 
+def test_what_sparks_parser_refuses_is_refused_even_if_sqlglot_reads_it(session: Session, trips: str) -> None:
+    """Hudi leaves DML to Spark's parser: a list with a hole (``IN ( , 2)``), which sqlglot reads as ``IN (2)``,
+    is Spark's syntax error and nothing is deleted."""
+    from pyspark.errors import ParseException
+
+    with pytest.raises(ParseException, match="PARSE_SYNTAX_ERROR"):
+        session.sql(f"DELETE FROM {trips} WHERE id = 2 AND (v > 0 OR id IN ( , 2 , 3 ))")
+    assert ids(session, trips) == [1, 2]
+
+
 def written_by(table: Table, instant: str) -> list[str]:
     """Data files an instant wrote: base files named with its time, and log files whose blocks carry it."""
     from engine.formats.log_format import HeaderKey, read_log_blocks
