@@ -24,7 +24,7 @@ against a metastore started for the run).
 
 Usage: ``python bench/bench_concurrency.py [--writers 1,2,4,8] [--batches 5] [--types cow,mor]
 [--modes disjoint,overlap] [--keys 20] [--work DIR]``. The reduced form runs in CI
-(tests/integration/test_reliability_concurrency.py: 2 writers, 2 batches).
+(tests/integration/test_reliability_concurrency.py: 2 writers, 1 batch each).
 """
 
 from __future__ import annotations

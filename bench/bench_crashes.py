@@ -17,7 +17,8 @@ visible), plus the next writer's row; no write instant is left pending; and afte
 table reads the same. Reported: points by operation and target, outcome (rolled back / committed / completed by
 the rerun).
 
-Usage: ``python bench/bench_crashes.py [--points 200] [--seed 15] [--ops insert,upsert,...] [--work DIR]``. The CI
+Usage: ``python bench/bench_crashes.py [--points 200] [--seed 15] [--ops insert,upsert,...]
+[--types COPY_ON_WRITE,MERGE_ON_READ] [--work DIR]``. The CI
 test runs a few points (tests/integration/test_reliability_crashes.py).
 """
 
@@ -43,6 +44,7 @@ SPARK_OPS = ("insert", "upsert", "delete", "compaction", "clustering")
 PLAIN_OPS = ("clean", "archive", "rollback", "restore")
 ALL_OPS = SPARK_OPS + PLAIN_OPS
 MOR_ONLY = ("compaction",)
+TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 OPTIONS = {"hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false",
            "hoodie.parquet.small.file.limit": "0"}
 
@@ -268,7 +270,8 @@ class Harness:
                 execute_clustering(self.spark(), Table.load(str(base)), instant.timestamp, OPTIONS)
 
 
-def draw_points(harness: Harness, count: int, seed: int, ops: list[str]) -> list[dict[str, Any]]:
+def draw_points(harness: Harness, count: int, seed: int, ops: list[str],
+                types: tuple[str, ...] = TABLE_TYPES) -> list[dict[str, Any]]:
     """``count`` crash points, the operations in turn (an operation whose crash-free run makes no call of any
     target on the drawn table type is drawn again)."""
     rng = random.Random(seed)
@@ -277,7 +280,7 @@ def draw_points(harness: Harness, count: int, seed: int, ops: list[str]) -> list
     while len(points) < count and attempts < 10 * count:
         op = ops[attempts % len(ops)]
         attempts += 1
-        table_type = "MERGE_ON_READ" if op in MOR_ONLY else rng.choice(["COPY_ON_WRITE", "MERGE_ON_READ"])
+        table_type = "MERGE_ON_READ" if op in MOR_ONLY else rng.choice(list(types))
         census = harness.take_census(table_type, op)
         if not census:
             continue
@@ -328,9 +331,9 @@ def run_point(harness: Harness, point: dict[str, Any], index: int) -> dict[str, 
     return {**point, "killed": killed, "state_after_crash": state, "seconds": round(time.monotonic() - started, 2)}
 
 
-def run(work: Path, points: int, seed: int, ops: list[str]) -> dict[str, Any]:
+def run(work: Path, points: int, seed: int, ops: list[str], types: tuple[str, ...] = TABLE_TYPES) -> dict[str, Any]:
     harness = Harness(work)
-    chosen = draw_points(harness, points, seed, ops)
+    chosen = draw_points(harness, points, seed, ops, types)
     results = []
     for index, point in enumerate(chosen):
         results.append(run_point(harness, point, index))
@@ -353,15 +356,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--ops", default=",".join(ALL_OPS))
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--types", default=",".join(TABLE_TYPES),
+                        help="table types to draw from (compaction always runs on MERGE_ON_READ)")
     args = parser.parse_args(argv)
     ops = [o.strip() for o in args.ops.split(",") if o.strip()]
+    types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip())
+    if not types or set(types) - set(TABLE_TYPES):
+        parser.error(f"--types takes {', '.join(TABLE_TYPES)}")
     unknown = sorted(set(ops) - set(ALL_OPS))
     if unknown:
         parser.error(f"unknown operations {unknown}; known: {', '.join(ALL_OPS)}")
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_crashes_"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        report = run(work.resolve(), args.points, args.seed, ops)
+        report = run(work.resolve(), args.points, args.seed, ops, types)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -48,6 +48,7 @@ def fail_next_commit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(spark_writer, "finish_write", die)
 
 
+@pytest.mark.extended  # a minute; the oracle histories and the crash suite cover its steps by default
 def test_mor_history_through_compaction_and_rollback(
         session: Session, table_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     session.sql(f"""CREATE TABLE {table_name} (id INT, name STRING, v DOUBLE, ts BIGINT, p STRING) USING hudi

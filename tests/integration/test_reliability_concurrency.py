@@ -23,15 +23,15 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_two_writer_processes_on_overlapping_keys(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "bench_concurrency.py"), "--writers", "2", "--batches", "2",
+        [sys.executable, str(ROOT / "bench" / "bench_concurrency.py"), "--writers", "2", "--batches", "1",
          "--types", "mor", "--modes", "overlap", "--keys", "8", "--work", str(tmp_path)],
         capture_output=True, text=True, timeout=900, env=env, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout)
     assert report["lock"].endswith("FileSystemBasedLockProvider")
     (case,) = report["results"]
-    assert case["writers"] == 2 and case["batches_each"] == 2
-    assert case["committed"] + case["gave_up"] == 4
+    assert case["writers"] == 2 and case["batches_each"] == 1
+    assert case["committed"] + case["gave_up"] == 2
     assert case["committed"] >= 1
     assert case["checked"]["commits"] == case["committed"]
     # Each attempt either committed its batch or lost a conflict (no other error, no attempt unaccounted for).

@@ -20,11 +20,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def crash_suite(tmp_path: Path, points: int, ops: str, seed: int) -> dict[str, object]:
+def crash_suite(tmp_path: Path, points: int, ops: str, seed: int, types: str = "COPY_ON_WRITE,MERGE_ON_READ"
+                ) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "bench_crashes.py"), "--points", str(points), "--ops", ops,
-         "--seed", str(seed), "--work", str(tmp_path)],
+         "--seed", str(seed), "--types", types, "--work", str(tmp_path)],
         capture_output=True, text=True, timeout=1200, env=env, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-5000:]
     report: dict[str, object] = json.loads(done.stdout)
@@ -32,7 +33,7 @@ def crash_suite(tmp_path: Path, points: int, ops: str, seed: int) -> dict[str, o
 
 
 def test_table_services_killed_anywhere_lose_nothing(tmp_path: Path) -> None:
-    report = crash_suite(tmp_path, 4, "clean,archive,rollback,restore", 15)
+    report = crash_suite(tmp_path, 4, "clean,archive,rollback,restore", 15, "MERGE_ON_READ")
     assert report["all_checks_passed"] is True
     assert report["points"] == 4
     assert report["killed"] >= 3  # a run may take a shorter path than its census and finish before the point

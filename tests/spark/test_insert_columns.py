@@ -25,7 +25,7 @@ def location(session: Session, name: str) -> str:
     return entry.location
 
 
-@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("table_type", [pytest.param("cow", marks=pytest.mark.extended), "mor"])
 def test_partition_columns_move_to_the_end(session: Session, table_name: str, table_type: str) -> None:
     session.sql(f"CREATE TABLE {table_name} (id INT, dt STRING, name STRING, price DOUBLE, ts BIGINT) USING hudi "
                 f"PARTITIONED BY (dt) TBLPROPERTIES (type = '{table_type}', primaryKey = 'id', "

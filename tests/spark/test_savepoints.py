@@ -26,7 +26,8 @@ def oracle(path: Path, **read: str) -> list[tuple[object, ...]]:
     return sorted((r["id"], r["name"]) for r in hudi_rs_rows(path, **read))
 
 
-@pytest.mark.parametrize("table_type", ["cow", "mor"])
+# MOR restore runs by default in the interrupted-restore test below.
+@pytest.mark.parametrize("table_type", ["cow", pytest.param("mor", marks=pytest.mark.extended)])
 def test_restore_to_a_savepoint_reads_as_then(session: Session, table_name: str, tmp_path: Path,
                                               table_type: str) -> None:
     path = tmp_path / table_name

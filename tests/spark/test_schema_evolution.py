@@ -60,7 +60,7 @@ def test_time_travel_reads_each_commit_with_its_columns(session: Session, schema
         (1, "a1", 1000, None), (2, "a2", 1100, "hudi")]
 
 
-@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("table_type", [pytest.param("cow", marks=pytest.mark.extended), "mor"])
 def test_renamed_and_widened_columns_keep_their_values_through_updates(
         session: Session, schema_on_read: None, table_name: str, table_type: str) -> None:
     session.sql(f"CREATE TABLE {table_name} (id INT, name STRING, qty INT, ts LONG, dt STRING) USING hudi "

@@ -182,7 +182,7 @@ def test_services_we_do_not_run_are_refused_before_writing(session: Session, tab
         session.sql(f"DROP TABLE {table_name}")
 
 
-@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("table_type", [pytest.param("cow", marks=pytest.mark.extended), "mor"])
 def test_archival_keeps_the_active_timeline_short_and_every_reader_right(
         session: Session, table_name: str, tmp_path: Path, table_type: str) -> None:
     path = tmp_path / table_name
