@@ -66,7 +66,11 @@ def _unescape(raw: str, where: str) -> str:
             continue
         chars.append(_SIMPLE_ESCAPES.get(nxt, nxt))
         i += 1
-    return "".join(chars)
+    text = "".join(chars)
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        # Java writes a character above U+FFFF as its UTF-16 surrogate pair, two \uXXXX escapes.
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
 
 
 def parse(text: str, source: str = "properties") -> dict[str, str]:
@@ -123,10 +127,17 @@ def _escape(text: str, *, is_key: bool) -> str:
         elif is_key and ch in "=:#!":
             out.append("\\" + ch)
         elif ord(ch) < 0x20 or ord(ch) > 0x7E:
-            out.append(f"\\u{ord(ch):04X}")
+            out.append(_u_escape(ch))
         else:
             out.append(ch)
     return "".join(out)
+
+
+def _u_escape(ch: str) -> str:
+    """``\\uXXXX`` as Java's ``Properties.store`` writes ``ch``: a character above U+FFFF as the two escapes of
+    its UTF-16 surrogate pair."""
+    units = ch.encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04X}" for i in range(0, len(units), 2))
 
 
 def java_date_string(moment: _dt.datetime) -> str:
@@ -156,7 +167,7 @@ def render(props: Mapping[str, str], comment: str | None = None, now: _dt.dateti
     moment = now or _dt.datetime.now(_dt.UTC)
     lines: list[str] = []
     if comment is not None:
-        lines.append("#" + "".join(c if 0x20 <= ord(c) <= 0x7E else f"\\u{ord(c):04X}" for c in comment))
+        lines.append("#" + "".join(c if 0x20 <= ord(c) <= 0x7E else _u_escape(c) for c in comment))
     lines.append("#" + java_date_string(moment))
     for key, value in props.items():
         lines.append(f"{_escape(str(key), is_key=True)}={_escape(str(value), is_key=False)}")

@@ -119,6 +119,16 @@ def test_parse_java_escapes() -> None:
                                            "long": "onetwo", "u": "é"}
 
 
+def test_characters_above_the_bmp_are_written_as_java_writes_them(tmp_path: Path) -> None:
+    """Java strings are UTF-16: Properties.store writes an emoji as its surrogate pair (two \\u escapes); a
+    table named with one loads again, its checksum intact."""
+    text = TableProperties.render({"hoodie.table.name": "t_\U0001F600"}).decode("latin-1")
+    assert "hoodie.table.name=t_\\uD83D\\uDE00" in text.splitlines()
+    assert TableProperties.parse(text)["hoodie.table.name"] == "t_\U0001F600"
+    assert _create(tmp_path, **{"hoodie.table.name": "t_\U0001F600"}).name == "t_\U0001F600"
+    assert Table.load(str(tmp_path / "t1")).name == "t_\U0001F600"
+
+
 def _create(tmp_path: Path, table_type: str = "COPY_ON_WRITE", **extra: str) -> Table:
     props = {"hoodie.table.name": "t1", "hoodie.table.type": table_type, "hoodie.database.name": "default",
              "hoodie.table.recordkey.fields": "id", "hoodie.table.precombine.field": "ts",
