@@ -92,6 +92,10 @@ class ParquetReadPlan:
         return "union" if self.merged_groups else "parquet"
 
 
+_MIN_PARQUET_BYTES = 12
+"""``PAR1``, the 4-byte footer length and ``PAR1``: no parquet file is shorter."""
+
+
 def _python(base_path: str, reason: str) -> ParquetReadPlan:
     return ParquetReadPlan(reason, base_path)
 
@@ -277,6 +281,10 @@ def plan_parquet_read(table: Table, options: HoodieConfig, query_schema: pa.Sche
         local = _local_path(split.base_file)
         if local is None:
             return _python(base_path, f"base file {split.base_file} is not a local file")
+        if split.size_bytes < _MIN_PARQUET_BYTES:
+            # Spark's scan skips an empty file without a word; the Python reader names it as corrupt.
+            return _python(base_path, f"base file {split.base_file} has {split.size_bytes} bytes, too few for "
+                                      f"parquet")
         files.append(ParquetFile(local, split.size_bytes, split.base_mtime_ms, split.partition_path))
     return ParquetReadPlan(None, base_path, pinned, tuple(files), merged)
 

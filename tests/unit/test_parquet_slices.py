@@ -82,6 +82,23 @@ def test_merge_on_read_splits_by_log_files(hudi_fixture: Callable[..., str]) -> 
     assert {(s.partition_path, s.file_id) for s in part.splits} == with_logs
 
 
+def test_an_empty_base_file_goes_to_the_python_reader_which_names_it(hudi_fixture: Callable[..., str]) -> None:
+    """Spark's scan skips a 0-byte file silently (its rows would vanish); the Python reader calls it corrupt."""
+    import os
+
+    from engine.errors import CorruptFile
+    from engine.read.base_reader import read_base_batches
+
+    table = Table.load(hudi_fixture(COW, fresh=True))
+    victim = sorted(bf.path for bf in table.file_system_view().all_latest_base_files())[0]
+    open(victim, "wb").close()  # noqa: SIM115 - truncating in place
+    table = Table.load(table.base_path)
+    plan = plan_parquet_read(table, options(table.base_path), query_schema(table))
+    assert plan.mode == "python" and os.path.basename(victim) in (plan.reason or "") and "0 bytes" in plan.reason
+    with pytest.raises(CorruptFile, match=os.path.basename(victim)):
+        next(read_base_batches(table.storage, victim, ["id"], 100))
+
+
 def test_what_stays_with_the_python_reader(hudi_fixture: Callable[..., str]) -> None:
     table = Table.load(hudi_fixture(COW))
     schema = query_schema(table)
