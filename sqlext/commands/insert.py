@@ -29,6 +29,7 @@ from sqlext.catalog import CatalogTable, declared_narrow_types
 from sqlext.commands.options import write_options
 from sqlext.commands.partitions import literal_value, partition_path_from_values
 from sqlext.commands.post_commit import after_write
+from sqlext.error_report import summarize
 from sqlext.errors import SqlAnalysisError
 from sqlext.parser.statements import InsertInto
 
@@ -164,7 +165,7 @@ def aligned_frame(
         result = query.select(*projected)
         result.schema  # noqa: B018 - forces analysis so cast errors surface here
     except AnalysisException as exc:
-        raise SqlAnalysisError(f"Cannot write to {entry.display}: {str(exc).splitlines()[0]}") from exc
+        raise SqlAnalysisError(f"Cannot write to {entry.display}: {summarize(exc)}") from exc
     return result
 
 

@@ -25,6 +25,7 @@ from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from sqlext.catalog import CatalogTable, declared_narrow_types, quote
 from sqlext.commands.options import write_options
 from sqlext.commands.post_commit import after_write
+from sqlext.error_report import summarize
 from sqlext.errors import SqlAnalysisError
 from sqlext.parser.statements import DeleteFrom, UpdateTable
 
@@ -40,7 +41,7 @@ def _matching_rows(ctx: CommandContext, entry: CatalogTable, table: Table, alias
             df = df.filter(F.expr(where_sql))
             df.schema  # noqa: B018 - analysis errors (unknown column) surface here
         except AnalysisException as exc:
-            raise SqlAnalysisError(f"{verb} {entry.display}: {str(exc).splitlines()[0]}") from exc
+            raise SqlAnalysisError(f"{verb} {entry.display}: {summarize(exc)}") from exc
     return df
 
 
@@ -94,7 +95,7 @@ def update_table(ctx: CommandContext, stmt: UpdateTable) -> DataFrame:
         updated = located.select(*projected, F.col(RECORD_KEY), F.col(PARTITION_PATH), F.col(FILE_ID))
         updated.schema  # noqa: B018
     except AnalysisException as exc:
-        raise SqlAnalysisError(f"UPDATE {entry.display}: {str(exc).splitlines()[0]}") from exc
+        raise SqlAnalysisError(f"UPDATE {entry.display}: {summarize(exc)}") from exc
     metrics = write_dataframe(spark, table, updated, WriteOperation.UPSERT, options, prepped=True)
     return after_write(ctx, entry, table, options, metrics)
 

@@ -42,6 +42,7 @@ from engine.spark.clustering import execute_clustering
 from engine.spark.schema import table_data_schema
 from engine.table import Table
 from engine.timeline.instant import REPLACE_COMMIT
+from sqlext.error_report import summarize
 from sqlext.errors import ProcedureError
 from sqlext.parser.statements import Compaction, CompactionKind
 from sqlext.procedures.compaction import parse_options, pending_targets, resolve_table
@@ -95,7 +96,7 @@ def prune_partitions(ctx: CommandContext, display: str, table: Table, predicate:
     except AnalysisException as exc:
         raise ProcedureError(f"run_clustering on {display}: Only partition predicates are allowed (partition "
                              f"columns: {', '.join(fields)}); cannot use {predicate!r}: "
-                             f"{str(exc).splitlines()[0]}") from exc
+                             f"{summarize(exc)}") from exc
     return sorted({r[0] for r in kept})
 
 

@@ -36,6 +36,7 @@ from sqlext.commands.merge.changes import build_changes
 from sqlext.commands.merge.validate import GLOBAL_INDEX_MOVE_KEYS, MergeScope, resolve
 from sqlext.commands.options import write_options
 from sqlext.commands.post_commit import after_write
+from sqlext.error_report import summarize
 from sqlext.errors import SqlAnalysisError
 from sqlext.parser.statements import MergeInto
 
@@ -63,7 +64,7 @@ def merge_into(ctx: CommandContext, stmt: MergeInto) -> DataFrame:
     try:
         source = spark.sql(f"SELECT * FROM {stmt.source_sql}")
     except AnalysisException as exc:
-        raise SqlAnalysisError(f"MERGE INTO {entry.display}: {str(exc).splitlines()[0]}") from exc
+        raise SqlAnalysisError(f"MERGE INTO {entry.display}: {summarize(exc)}") from exc
     scope = resolve(stmt, entry, table, source, index_type, move)
     data_schema = table_arrow_schema(table)
     # Hudi's MERGE writes with ExpressionPayload: ordering decides updates, a matched DELETE always deletes.
@@ -73,7 +74,7 @@ def merge_into(ctx: CommandContext, stmt: MergeInto) -> DataFrame:
         changes = build_changes(spark, scope, conf, data_schema)
         changes.rows.schema  # noqa: B018 - analysis errors (unknown column) surface before the write
     except AnalysisException as exc:
-        raise SqlAnalysisError(f"MERGE INTO {entry.display}: {str(exc).splitlines()[0]}") from exc
+        raise SqlAnalysisError(f"MERGE INTO {entry.display}: {summarize(exc)}") from exc
     try:
         metrics = write_dataframe(spark, table, changes.rows, WriteOperation.UPSERT, options, prepped=True)
     finally:
