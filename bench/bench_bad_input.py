@@ -490,13 +490,24 @@ def own_or_spark(exc: BaseException) -> bool:
     while cur is not None and cur not in chain:
         chain.append(cur)
         cur = cur.__cause__ or cur.__context__
-    return isinstance(exc, (*own_error_types(), PySparkException)) or any(
+    return isinstance(exc, (*own_error_types(), PySparkException)) or _spark_jvm_error(exc) or any(
         isinstance(e, own_error_types()) for e in chain)
 
 
+def _spark_jvm_error(exc: BaseException) -> bool:
+    """A py4j error carrying one of Spark's own exceptions (``org.apache.spark.SparkException`` from a failed
+    job: what Hudi on Spark shows too)."""
+    java = getattr(exc, "java_exception", None)
+    try:
+        return java is not None and str(java.getClass().getName()).startswith("org.apache.spark.")
+    except Exception:  # noqa: BLE001 - a dead gateway: not Spark's answer
+        return False
+
+
 def names_something(message: str, needles: list[str]) -> bool:
-    low = message.lower()
-    return any(n and n.lower() in low for n in needles)
+    """Whether ``message`` names one of ``needles`` (case and spaces ignored: Spark writes ``Decimal(10, 2)``)."""
+    low = "".join(message.lower().split())
+    return any(n and "".join(n.lower().split()) in low for n in needles)
 
 
 def spark_cast(h: Harness, value: str, sql_type: str) -> tuple[bool, Any]:
