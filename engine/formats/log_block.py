@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, ClassVar
 
-from engine.errors import SchemaMismatch
+from engine.errors import CorruptFile, SchemaMismatch
+from engine.formats.avro_schema import avro_to_arrow, parse_avro_schema
 
 logger = logging.getLogger(__name__)
 
@@ -211,3 +212,18 @@ class HFileDataBlock(LogBlock):
     """``HoodieHFileDataBlock`` (metadata table only): content kept raw, not decoded."""
 
     block_type: ClassVar[BlockType] = BlockType.HFILE_DATA_BLOCK
+
+
+def header_schema(schema_json: str, file_path: str | None) -> Any:
+    """The parsed Avro SCHEMA header of a block of ``file_path``.
+
+    Raises:
+        CorruptFile: the header is not a readable Avro schema (damaged bytes); names the log file.
+    """
+    try:
+        parsed = parse_avro_schema(schema_json)
+        avro_to_arrow(parsed)  # an unknown type name shows here
+        return parsed
+    except SchemaMismatch as exc:
+        raise CorruptFile(f"log file {file_path or '<memory>'}: a block's SCHEMA header is unreadable ({exc})") \
+            from exc

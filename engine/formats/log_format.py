@@ -44,7 +44,7 @@ import pyarrow as pa
 from engine.errors import CorruptFile, SchemaMismatch, StorageError
 from engine.formats.avro_decode import covers, decode_spans
 from engine.formats.avro_encode import encode_rows, frame_records
-from engine.formats.avro_schema import avro_to_arrow, parse_avro_schema
+from engine.formats.avro_schema import avro_to_arrow
 from engine.formats.log_block import (
     _I32,
     _I64,
@@ -61,6 +61,7 @@ from engine.formats.log_block import (
     _decode_metadata,
     _header,
     encode_metadata,
+    header_schema,
 )
 from engine.formats.log_delete import DeleteBlock, DeleteRecord, ordering_wrapper_for
 from engine.formats.log_parquet import ParquetDataBlock
@@ -376,7 +377,7 @@ class AvroDataBlock(LogBlock):
         """
         if not self.schema_json:
             raise CorruptFile(f"Avro data block in {self.file_path or '<memory>'} has no SCHEMA header")
-        writer_schema = parse_avro_schema(self.schema_json)
+        writer_schema = header_schema(self.schema_json, self.file_path)
         schema = avro_to_arrow(writer_schema)
         columnar = covers(writer_schema)
         writer = _parsed_avro(self.schema_json)
@@ -401,8 +402,10 @@ class AvroDataBlock(LogBlock):
         """
         if not self.schema_json:
             raise CorruptFile(f"Avro data block in {self.file_path or '<memory>'} has no SCHEMA header")
-        schema = avro_to_arrow(parse_avro_schema(self.schema_json))
+        schema = avro_to_arrow(header_schema(self.schema_json, self.file_path))
         return pa.concat_tables([schema.empty_table(), *self.iter_tables()])
+
+
 
 
 @dataclass

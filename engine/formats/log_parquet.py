@@ -19,6 +19,7 @@ from engine.formats.log_block import (
     HeaderKey,
     LogBlock,
     _header,
+    header_schema,
 )
 
 logger = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ class ParquetDataBlock(LogBlock):
         table = table.replace_schema_metadata(None)
         if not normalize or not self.schema_json:
             return table
-        target = avro_to_arrow(parse_avro_schema(self.schema_json))
+        target = avro_to_arrow(header_schema(self.schema_json, self.file_path))
         try:
             return conform_table(
                 table, target, fill_missing=False, context=self.file_path or "parquet log block"

@@ -447,3 +447,22 @@ def test_hudi_rs_reads_written_blocks(hudi_fixture: Callable[..., str]) -> None:
     delete = DeleteBlock.from_records([DeleteRecord("2", "", 0, "IntWrapper")], instant, schema)
     path.write_bytes(AvroDataBlock.from_table(renamed, schema, instant).encode() + delete.encode())
     assert snapshot() == {1: "ViaAvro", 3: "Carol", 4: "Diana"}
+
+
+def test_a_damaged_schema_header_names_the_log_file(hudi_fixture: Callable[..., str]) -> None:
+    """A flipped byte inside a block's SCHEMA header (the block's framing still intact) is a corrupt file named
+    by its path, not a bare schema error."""
+    def avro_logs(base: Path) -> list[Path]:
+        return [p for p in log_files(base)
+                if any(isinstance(b, AvroDataBlock) for b in read_log_blocks(Storage.for_uri(str(base)), str(p)))]
+
+    name = next(n for n in LOG_FIXTURES if avro_logs(Path(hudi_fixture(n))))
+    base = Path(hudi_fixture(name, fresh=True))
+    path = avro_logs(base)[0]
+    data = bytearray(path.read_bytes())
+    at = data.index(b'"string"')
+    data[at + 2] = ord("4")  # "string" -> "s4ring": still JSON, no longer a type
+    path.write_bytes(bytes(data))
+    blocks = [b for b in read_log_blocks(Storage.for_uri(str(base)), str(path)) if isinstance(b, AvroDataBlock)]
+    with pytest.raises(CorruptFile, match=path.name):
+        blocks[0].to_table()
