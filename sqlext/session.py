@@ -35,7 +35,7 @@ from sqlext.embedded_metastore import (
 from sqlext.errors import SqlParseError
 from sqlext.jvm import read_planner
 from sqlext.parser import parse_statement
-from sqlext.parser.statements import DeleteFrom, InsertInto, MergeInto, UpdateTable
+from sqlext.parser.statements import CreateTable, DeleteFrom, InsertInto, MergeInto, UpdateTable
 from sqlext.variables import substitute_variables
 
 logger = logging.getLogger(__name__)
@@ -189,7 +189,7 @@ class Session:
         self.spark.stop()
 
 
-_SPARK_GRAMMAR_STATEMENTS = (InsertInto, MergeInto, UpdateTable, DeleteFrom)
+_SPARK_GRAMMAR_STATEMENTS = (CreateTable, InsertInto, MergeInto, UpdateTable, DeleteFrom)
 """Statements Hudi 0.14 leaves to Spark's own parser (its extended parser only takes CALL, index and
 compaction commands): what Spark's grammar refuses, Hudi refuses."""
 

@@ -101,6 +101,9 @@ def test_what_sparks_parser_refuses_is_refused_even_if_sqlglot_reads_it(session:
     with pytest.raises(ParseException, match="PARSE_SYNTAX_ERROR"):
         session.sql(f"DELETE FROM {trips} WHERE id = 2 AND (v > 0 OR id IN ( , 2 , 3 ))")
     assert ids(session, trips) == [1, 2]
+    with pytest.raises(ParseException, match="PARSE_SYNTAX_ERROR"):
+        session.sql(f"CREATE TABLE {trips}_2 (id INT, , v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id')")
+    assert session.catalog.lookup_name(f"{trips}_2") is None
 
 
 def written_by(table: Table, instant: str) -> list[str]:
