@@ -37,7 +37,7 @@ def oracle(session: Session, table: str, *columns: str) -> list[tuple[object, ..
     return sorted(tuple(r[c] for c in columns) for r in hudi_rs_rows(location(session, table)))
 
 
-@pytest.mark.parametrize("kind", ["cow", "mor"])
+@pytest.mark.parametrize("kind", [pytest.param("cow", marks=pytest.mark.extended), "mor"])
 def test_keyless_table_insert_update_delete_merge(session: Session, table_name: str, kind: str) -> None:
     session.sql(f"CREATE TABLE {table_name} (id INT, name STRING, price DOUBLE, dt STRING) USING hudi "
                 f"PARTITIONED BY (dt) TBLPROPERTIES (type = '{kind}')")

@@ -55,7 +55,7 @@ def create(session: Session, name: str, kind: str, *, partitioned: bool = False,
                 f"TBLPROPERTIES (type = '{kind}', primaryKey = 'id', preCombineField = 'ts'{extra})")
 
 
-@pytest.mark.parametrize("kind", ["cow", "mor"])
+@pytest.mark.parametrize("kind", [pytest.param("cow", marks=pytest.mark.extended), "mor"])
 def test_whole_on_condition_restricts_the_match(session: Session, table_name: str, kind: str) -> None:
     create(session, table_name, kind, partitioned=True)
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 10.0, 1, 'x'), (2, 'b', 20.0, 1, 'x'), "

@@ -70,7 +70,7 @@ def test_spark_only_syntax_passes_through(session: Session, tmp_path_factory: py
     assert list(folder.glob("*.parquet"))
 
 
-@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("table_type", [pytest.param("cow", marks=pytest.mark.extended), "mor"])
 def test_hudi_merge_and_insert_read_any_source(session: Session, staged: str, table_type: str) -> None:
     target = f"nh_target_{table_type}"
     session.sql(f"CREATE TABLE {target} (id INT, name STRING, price DOUBLE, ts BIGINT) USING hudi "
