@@ -43,8 +43,6 @@ from engine.write.heartbeat import process_exists
 
 logger = logging.getLogger(__name__)
 
-logger = logging.getLogger(__name__)
-
 
 def _lock_create_time() -> str:
     """``yyyy-MM-dd HH:mm:ss.SSS`` local time, as Hudi's ``LockInfo.lockCreateTime``."""

@@ -43,8 +43,6 @@ from engine.storage import Storage
 
 logger = logging.getLogger(__name__)
 
-logger = logging.getLogger(__name__)
-
 
 class _ProcessLock:
     """The in-process lock of one base path: a mutex and its holder thread."""

@@ -406,8 +406,6 @@ class AvroDataBlock(LogBlock):
         return pa.concat_tables([schema.empty_table(), *self.iter_tables()])
 
 
-
-
 @dataclass
 class CdcDataBlock(AvroDataBlock):
     """``HoodieCDCDataBlock`` (CDC logs, :mod:`engine.formats.cdc`): an Avro data block of CDC records (the
