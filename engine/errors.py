@@ -60,6 +60,13 @@ class UnsafePartitionPath(InvalidRecordKey):
     value and ``hoodie.datasource.write.partitionpath.urlencode`` (which stores such values escaped)."""
 
 
+class NestedPartitionPath(UnsafePartitionPath):
+    """A new partition folder would lie inside another partition's folder, or hold one (a partition value
+    with ``/`` makes ``dt=../x`` and a later ``dt=..``). Listings that stop at the first folder holding a
+    partition metafile (Hudi ``FileSystemBackedTableMetadata``, hudi-rs) would never see the inner
+    partition's rows, so readers would disagree; the write is refused before its data file is written."""
+
+
 class UnsafePath(StorageError):
     """A write, delete or mkdir was handed a path with a ``..`` segment below the storage's root (the
     table's base path): a defence-in-depth check that a path built from data never leaves the table."""

@@ -13,12 +13,15 @@ This module holds the pure checks (no Spark, no storage):
   value of ``.`` or ``..`` (or ``.x``, a hidden folder that listings skip) alone; its leading ``.``
   becomes ``%2E`` (decoded back by ``unescape_path_name``), so the value round-trips;
 * :func:`unsafe_partition_message`: the error text (table, field, value, the setting that makes it safe);
-* :func:`parent_segment`, :func:`check_relative_path`: the storage and marker defence-in-depth checks.
+* :func:`parent_segment`, :func:`check_relative_path`: the storage and marker defence-in-depth checks;
+* :func:`nested_pair`, :func:`nested_partition_message`: two partitions one of whose folders lies inside the
+  other (a value holding ``/``), which listings cannot both see.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -112,3 +115,32 @@ def check_relative_path(relative: str, what: str) -> None:
     reason = unsafe_reason(relative)
     if reason is not None:
         raise UnsafePath(f"{what} {relative!r} is not a safe path relative to the table: it has {reason}")
+
+
+def ancestor_paths(partition_path: str) -> list[str]:
+    """Proper ancestors of a relative partition path, outermost first: ``a/b/c`` → ``["a", "a/b"]``."""
+    parts = [p for p in partition_path.split("/") if p]
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def nested_pair(partition_paths: Iterable[str]) -> tuple[str, str] | None:
+    """``(outer, inner)`` for two of ``partition_paths`` where ``inner``'s folder lies inside ``outer``'s
+    (``dt=..`` and ``dt=../x``), or ``None`` when no partition folder holds another. ``""`` (the table
+    root of a non-partitioned table) is ignored."""
+    paths = {p for p in partition_paths if p}
+    for path in sorted(paths):
+        for ancestor in ancestor_paths(path):
+            if ancestor in paths:
+                return ancestor, path
+    return None
+
+
+def nested_partition_message(table: str | None, outer: str, inner: str, new: str) -> str:
+    """The error text for a partition ``new`` (one of ``outer``/``inner``) whose folder would lie inside,
+    or hold, another partition's folder: names the table, both paths, why and what to do."""
+    return (f"table {table or '<unnamed>'!s}: partition path {new!r} would put partition {inner!r} inside the "
+            f"folder of partition {outer!r}. Partition listings stop at the first folder holding a partition "
+            f"metafile (Hudi's file-system listing, hudi-rs), so readers would never see the rows of "
+            f"{inner!r}; no data file was written. A partition value holding '/' makes such folders: change "
+            f"the value, or create the table with '{URL_ENCODE_KEY}' = 'true' (TBLPROPERTIES) so '/' is "
+            "stored escaped")

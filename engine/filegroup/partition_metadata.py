@@ -16,13 +16,15 @@ is then renamed to the final name, unless another writer already created it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine import javaprops
-from engine.errors import CorruptFile, StorageError
+from engine.errors import CorruptFile, NestedPartitionPath, StorageError
+from engine.partition_path import ancestor_paths, nested_pair, nested_partition_message
 from engine.storage import Storage
 
 LOG = logging.getLogger(__name__)
@@ -73,6 +75,65 @@ def has_partition_metadata(storage: Storage, base_path: str, partition_path: str
             or storage.exists(storage.join(folder, PARQUET_METAFILE)))
 
 
+def nesting_partition(storage: Storage, base_path: str, partition_path: str) -> tuple[str, str] | None:
+    """``(outer, inner)`` when the folder of ``partition_path`` (a partition without a metafile yet) lies
+    inside an existing partition's folder (``outer`` has a metafile) or holds one somewhere below it
+    (``inner``); ``None`` otherwise. Costs one ``exists`` pair per ancestor, and a walk of the folder only
+    when it already exists (it normally does not).
+
+    Raises:
+        StorageError: a listing failed.
+    """
+    if not partition_path:
+        return None
+    for ancestor in ancestor_paths(partition_path):
+        if has_partition_metadata(storage, base_path, ancestor):
+            return ancestor, partition_path
+    root = _partition_dir(storage, base_path, partition_path)
+    pending = [(root, partition_path)]
+    while pending:
+        folder, relative = pending.pop()
+        entries = storage.list_dir(folder)
+        if folder != root and any(not e.is_dir and is_partition_metafile(e.name) for e in entries):
+            return partition_path, relative
+        pending.extend((e.path, f"{relative}/{e.name}") for e in entries
+                       if e.is_dir and not e.name.startswith("."))
+    return None
+
+
+def check_new_partition(storage: Storage, base_path: str, partition_path: str, table: str | None = None) -> None:
+    """Refuse to create ``partition_path`` when its folder would lie inside, or hold, another partition's.
+
+    Raises:
+        NestedPartitionPath: naming the table (its base path when ``table`` is not given) and both paths.
+        StorageError: a listing failed.
+    """
+    pair = nesting_partition(storage, base_path, partition_path)
+    if pair is not None:
+        raise NestedPartitionPath(nested_partition_message(table or base_path, pair[0], pair[1], partition_path))
+
+
+def check_partition_layout(storage: Storage, base_path: str, partitions: Iterable[str], table: str | None = None,
+                           stored: bool = True) -> None:
+    """Refuse a write whose partitions nest (one partition's folder inside another's): two of ``partitions``,
+    or (``stored``) a new one of them (no metafile yet) and a partition already on storage. The writer calls
+    it on the driver before any data file is written; each task's :func:`write_partition_metadata` checks
+    the storage side again as it creates a partition.
+
+    Raises:
+        NestedPartitionPath: naming the table and both partition paths.
+        StorageError: a listing failed.
+    """
+    paths = {p for p in partitions if p}
+    pair = nested_pair(paths)
+    if pair is not None:
+        raise NestedPartitionPath(nested_partition_message(table or base_path, pair[0], pair[1], pair[0]))
+    if stored:
+        for partition in sorted(paths):
+            if not has_partition_metadata(storage, base_path, partition):
+                check_new_partition(storage, base_path, partition, table)
+
+
 def render_partition_metadata(commit_time: str, depth: int) -> bytes:
     """The text metafile bytes Java writes (``Properties.store`` with comment ``partition metadata``)."""
     return javaprops.render({COMMIT_TIME_KEY: commit_time, PARTITION_DEPTH_KEY: str(depth)},
@@ -103,10 +164,12 @@ def write_partition_metadata(storage: Storage, base_path: str, partition_path: s
         ``True`` if this call created the metafile, ``False`` if one existed already.
 
     Raises:
+        NestedPartitionPath: the new partition's folder would lie inside another partition's, or hold one.
         StorageError: the write failed (the temporary file is removed).
     """
     if has_partition_metadata(storage, base_path, partition_path):
         return False
+    check_new_partition(storage, base_path, partition_path)
     folder = _partition_dir(storage, base_path, partition_path)
     depth = partition_depth(partition_path)
     final_name = PARQUET_METAFILE if use_base_format else PARTITION_METAFILE_PREFIX

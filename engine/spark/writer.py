@@ -35,6 +35,7 @@ from engine.auto_keys import is_keyless, validate_auto_key_config
 from engine.concurrency.transaction import forget_start
 from engine.config import HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
 from engine.errors import EngineError, WriteError
+from engine.filegroup.partition_metadata import check_partition_layout
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
 from engine.keygen import KeyGenerator
 from engine.schema.history import SchemaEvolution
@@ -402,7 +403,11 @@ def _bulk_insert(
         # One pass: each task computes keys and writes (no shuffle, no second Arrow round trip).
         fn = tasks.bulk_insert_fn(ctx, conf.as_dict(), _key_schema(table, table_schema, conf))
         with metrics.phase("write"):
-            return _collect_stats(df.mapInArrow(fn, tasks.STATS_SCHEMA_DDL))
+            stats = _collect_stats(df.mapInArrow(fn, tasks.STATS_SCHEMA_DDL))
+        # Tasks refuse a partition nested in an existing one; two new ones of this write may still nest.
+        check_partition_layout(table.storage, table.base_path, {s.partition_path or "" for s in stats}, table.name,
+                               stored=False)
+        return stats
     keyed = df if prepped else add_keys(df, table, conf, table_schema, auto_key_instant=ctx.instant_time)
     if combine:
         keyed = _dedupe_in_spark(keyed, ctx.precombine_field)
@@ -454,6 +459,7 @@ def _bucketed_write(
         profile = WorkloadProfile.from_counts((r[0], r[1], r[2]) for r in counts)
         view = table.file_system_view()
         touched = sorted({r[0] for r in counts})
+        check_partition_layout(table.storage, table.base_path, touched, table.name)
         latest: dict[str, ExistingFileGroup] = {}
         slices: dict[str, LatestSlice] = {}
         for partition in touched:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import UnsafePartitionPath
+from engine.errors import NestedPartitionPath, UnsafePartitionPath
 from engine.partition_path import UNSAFE_SEGMENT_REGEX, URL_ENCODE_KEY, unsafe_reason
 from engine.table import Table
 from sqlext.session import Session
@@ -230,3 +230,43 @@ def test_managed_table_name_cannot_leave_the_warehouse(session: Session) -> None
     after = {p for p in tree(parent) if "metastore_db" not in p and not p.endswith(".log")}
     assert after - before == set()
     assert not (parent / "evil").exists()
+
+
+def test_a_partition_inside_another_partition_is_refused(session: Session, table_name: str, tmp_path: Path) -> None:
+    """A value holding '/' makes a two-level folder (``p=../n`` is ``p=..`` then ``n``); a later partition
+    whose folder holds it, or lies inside it, would hide one from every listing that stops at a partition
+    metafile, so the write is refused before any data file is written, by every write path."""
+    location = tmp_path / table_name
+    create(session, table_name, location, mor=False, hive=True, urlencode=False)
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', '../n'), (2, 'b', 'x')")
+    commit = Table.load(str(location)).timeline.last_completed_commit()
+    assert commit is not None
+    folders = data_folders(location)
+    assert folders == {"p=../n", "p=x"}
+    expected = [(1, "../n"), (2, "x")]
+    # The outer folder of an existing partition; a folder inside an existing partition; two nested in one
+    # statement (upsert), and in one bulk insert (tasks write before the driver sees the partitions).
+    cases = [("VALUES (3, 'c', '..')", "p=..", "p=../n"), ("VALUES (4, 'd', 'x/y')", "p=x", "p=x/y"),
+             ("VALUES (5, 'e', 'z'), (6, 'f', 'z/w')", "p=z", "p=z/w")]
+    for values, outer, inner in cases:
+        with pytest.raises(NestedPartitionPath) as info:
+            session.sql(f"INSERT INTO {table_name} {values}")
+        text = str(info.value)
+        assert f"table {table_name}" in text and f"partition {inner!r} inside the folder of partition {outer!r}" \
+            in text, text
+        assert URL_ENCODE_KEY in text, text
+        assert data_folders(location) == folders, values
+        assert_only_last_commit(session, table_name, location, commit.timestamp, expected)
+    session.sql("SET hoodie.spark.sql.insert.into.operation = bulk_insert")
+    try:
+        with pytest.raises(NestedPartitionPath, match=r"partition 'p=z/w' inside the folder of partition 'p=z'"):
+            session.sql(f"INSERT INTO {table_name} VALUES (5, 'e', 'z'), (6, 'f', 'z/w')")
+    finally:
+        session.spark.conf.unset("hoodie.spark.sql.insert.into.operation")
+    assert data_folders(location) == folders
+    assert_only_last_commit(session, table_name, location, commit.timestamp, expected)
+    # Partitions at one depth are untouched by the check, and hudi-rs reads what the session reads.
+    session.sql(f"INSERT INTO {table_name} VALUES (7, 'g', '../m'), (8, 'h', 'y')")
+    rows = sorted((r[0], r[1]) for r in session.sql(f"SELECT id, p FROM {table_name}").collect())
+    assert rows == [(1, "../n"), (2, "x"), (7, "../m"), (8, "y")]
+    assert sorted((r["id"], r["p"]) for r in hudi_rs_rows(location)) == rows

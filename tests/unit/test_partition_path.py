@@ -3,6 +3,7 @@ generators that apply them, markers, file names, the storage guard and managed-t
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, cast
 
@@ -10,14 +11,22 @@ import pyarrow as pa
 import pytest
 
 from engine.config import HoodieConfig
-from engine.errors import InvalidRecordKey, StorageError, UnsafePartitionPath, UnsafePath
+from engine.errors import InvalidRecordKey, NestedPartitionPath, StorageError, UnsafePartitionPath, UnsafePath
 from engine.filegroup.naming import base_file_name, log_file_name
+from engine.filegroup.partition_metadata import (
+    check_partition_layout,
+    has_partition_metadata,
+    nesting_partition,
+    write_partition_metadata,
+)
 from engine.keygen import KeyGenerator
 from engine.partition_path import (
     URL_ENCODE_KEY,
+    ancestor_paths,
     check_relative_path,
     escape_leading_dot,
     first_unsafe,
+    nested_pair,
     unsafe_reason,
 )
 from engine.storage import Storage
@@ -240,3 +249,33 @@ def test_managed_location_stays_in_the_warehouse(tmp_path: Path, name: str) -> N
         catalog.default_location(name, "t")
     assert catalog.default_location("db", "t") == str(tmp_path / "warehouse" / "db.db" / "t")
     assert catalog.default_location("default", "t.1") == str(tmp_path / "warehouse" / "t.1")
+
+
+def test_nested_partitions_are_found_among_paths() -> None:
+    assert ancestor_paths("a/b/c") == ["a", "a/b"]
+    assert ancestor_paths("a") == []
+    assert nested_pair(["p=../n", "p=x", "p=.."]) == ("p=..", "p=../n")
+    assert nested_pair(["a/b", "a-b", "a/c", "a"]) == ("a", "a/b")
+    assert nested_pair(["2024/01/01", "2024/01/02", "2025/01/01"]) is None  # same depth never nests
+    assert nested_pair(["ab", "a/b", ""]) is None  # a shared prefix that is not a folder is fine
+
+
+def test_a_new_partition_inside_or_around_a_stored_one_is_refused(tmp_path: Path) -> None:
+    storage = Storage.for_uri(str(tmp_path))
+    base = str(tmp_path)
+    assert write_partition_metadata(storage, base, "p=../n", "001")
+    for new, pair in [("p=..", ("p=..", "p=../n")), ("p=../n/deeper", ("p=../n", "p=../n/deeper"))]:
+        assert nesting_partition(storage, base, new) == pair
+        with pytest.raises(NestedPartitionPath, match=re.escape(f"partition {pair[1]!r} inside the folder of "
+                                                                f"partition {pair[0]!r}")):
+            write_partition_metadata(storage, base, new, "002")
+        assert not has_partition_metadata(storage, base, new)
+    assert nesting_partition(storage, base, "p=../m") is None
+    assert write_partition_metadata(storage, base, "p=../m", "003")
+    assert not write_partition_metadata(storage, base, "p=../n", "004")  # existing: nothing to check
+    with pytest.raises(NestedPartitionPath, match=r"table t1: partition path 'q' .* partition 'q/r' inside"):
+        check_partition_layout(storage, base, ["q", "q/r"], "t1")
+    with pytest.raises(NestedPartitionPath, match=r"table t1: .*partition 'p=../n' inside .* 'p=..'"):
+        check_partition_layout(storage, base, ["p=..", "p=y"], "t1")
+    check_partition_layout(storage, base, ["p=..", "p=y"], "t1", stored=False)  # only the paths themselves
+    check_partition_layout(storage, base, ["p=../n", "p=../m", "p=y"], "t1")
