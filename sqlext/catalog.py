@@ -233,24 +233,18 @@ class Catalog:
         database, name = self.qualify(ident)
         jvm = self.spark._jvm
         assert jvm is not None
-        table_ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier(name, jvm.scala.Option.apply(database))
-        catalog = self.spark._jsparkSession.sessionState().catalog()
-        if not catalog.tableExists(table_ident):
+        text = jvm.io.sqlext.catalog.HudiSessionInfo.tableMetadata(self.spark._jsparkSession, database, name)
+        if text is None:
             return None
-        meta = catalog.getTableMetadata(table_ident)
-        converters = jvm.scala.jdk.javaapi.CollectionConverters
-        properties = {str(k): str(v) for k, v in converters.asJava(meta.properties()).items()}
-        storage = {str(k): str(v) for k, v in converters.asJava(meta.storage().properties()).items()}
-        provider = meta.provider().getOrElse(None) if meta.provider().isDefined() else None
-        location_uri = meta.storage().locationUri()
-        location = str(location_uri.get().toString()) if location_uri.isDefined() else storage.get("path", "")
-        comment = meta.comment()
-        return CatalogTable(database, name, str(provider or ""), location.removeprefix("file:"),
+        meta = json.loads(text)
+        properties = {str(k): str(v) for k, v in (meta["properties"] or {}).items()}
+        storage = {str(k): str(v) for k, v in (meta["storage"] or {}).items()}
+        location = meta["location"] if meta["location"] is not None else storage.get("path", "")
+        return CatalogTable(database, name, str(meta["provider"] or ""), location.removeprefix("file:"),
                             {**storage, **properties}, properties,
-                            cast(StructType, StructType.fromJson(json.loads(meta.schema().json()))),
-                            tuple(str(c) for c in converters.asJava(meta.partitionColumnNames())),
-                            str(comment.get()) if comment.isDefined() else None,
-                            str(meta.tableType().name()) == "EXTERNAL")
+                            cast(StructType, StructType.fromJson(json.loads(meta["schema"]))),
+                            tuple(str(c) for c in meta["partitionColumns"]),
+                            meta["comment"], meta["tableType"] == "EXTERNAL")
 
     def lookup_name(self, name: str) -> CatalogTable | None:
         """:meth:`lookup` by a ``[db.]table`` string."""

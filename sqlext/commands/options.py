@@ -4,6 +4,8 @@ session ``SET hoodie.*`` confs over the catalog's TBLPROPERTIES; table-level key
 
 from __future__ import annotations
 
+import json
+
 from pyspark.sql import SparkSession
 
 from engine.table import Table
@@ -30,12 +32,10 @@ def canonical_option_names(properties: dict[str, str]) -> dict[str, str]:
 
 
 def session_hoodie_confs(spark: SparkSession) -> dict[str, str]:
-    """``hoodie.*`` keys set in the session (``SET hoodie.x = y``)."""
-    try:
-        confs = spark.conf.getAll
-    except AttributeError:  # older PySpark
-        return {}
-    return {k: v for k, v in dict(confs).items() if k.startswith("hoodie.")}
+    """``hoodie.*`` keys set in the session (``SET hoodie.x = y``), read in one call to the JVM."""
+    jvm = spark._jvm
+    assert jvm is not None
+    return dict(json.loads(jvm.io.sqlext.catalog.HudiSessionInfo.confs(spark._jsparkSession, "hoodie.")))
 
 
 SQL_KEYGEN = "org.apache.spark.sql.hudi.command.SqlKeyGenerator"
