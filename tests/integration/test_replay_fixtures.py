@@ -64,7 +64,19 @@ def _replay(session: Session, script: Path, workdir: Path) -> int:
     return shell.main(["-S", "-f", str(after)], session_factory=lambda **_: session)
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: str(p.relative_to(HUDI_FIXTURES).with_suffix("")))
+# A second fixture of the same key generator and table type only under -m extended (README "Tests").
+EXTENDED_SCRIPTS = {"sample_table/cow/v6_simplekeygen_nonhivestyle_overwritetable", "sample_table/cow/v6_nonpartitioned",
+                    "sample_table/cow/v6_simplekeygen_nonhivestyle", "sample_table/cow/v6_complexkeygen_hivestyle",
+                    "quickstart_trips_table/mor/avro/v6_trips_8i3d"}
+
+
+def _script_id(path: Path) -> str:
+    return str(path.relative_to(HUDI_FIXTURES).with_suffix(""))
+
+
+@pytest.mark.parametrize("script", [
+    pytest.param(p, id=_script_id(p), marks=[pytest.mark.extended] if _script_id(p) in EXTENDED_SCRIPTS else [])
+    for p in SCRIPTS])
 def test_replayed_script_equals_hudi_written_table(
     session: Session, hudi_fixture: Callable[..., str], script: Path, tmp_path: Path
 ) -> None:

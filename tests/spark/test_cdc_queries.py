@@ -54,7 +54,7 @@ def image(row: dict[str, Any], side: str, *columns: str) -> tuple[Any, ...] | No
 
 
 @pytest.mark.parametrize(("table_type", "mode"), [
-    ("cow", "OP_KEY_ONLY"), ("cow", "DATA_BEFORE"), ("cow", "DATA_BEFORE_AFTER"), ("mor", "DATA_BEFORE_AFTER"),
+    ("cow", "OP_KEY_ONLY"), pytest.param("cow", "DATA_BEFORE", marks=pytest.mark.extended), ("cow", "DATA_BEFORE_AFTER"), ("mor", "DATA_BEFORE_AFTER"),
 ])
 def test_every_statement_shows_its_changes_on_a_non_partitioned_table(
         session: Session, table_name: str, tmp_path: Path, table_type: str, mode: str) -> None:

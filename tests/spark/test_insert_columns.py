@@ -156,7 +156,7 @@ def test_inserts_into_a_small_file_merge_by_key_unless_duplicates_are_allowed(se
     assert len(files) == 1
 
 
-@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("table_type", ["cow", pytest.param("mor", marks=pytest.mark.extended)])
 def test_nested_fields_as_primary_key_and_precombine_field(session: Session, table_name: str,
                                                            table_type: str) -> None:
     """primaryKey 'nestedcol.a1' and preCombineField 'nestedcol.a2.b2.c2': an INSERT's rows with one key keep the
@@ -194,7 +194,7 @@ def _parquet_columns(base: str) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("table_type", ["cow", pytest.param("mor", marks=pytest.mark.extended)])
 def test_drop_partition_columns_keeps_them_out_of_files_and_reads_them_from_paths(
         session: Session, table_name: str, table_type: str) -> None:
     """hoodie.datasource.write.drop.partition.columns=true (Hudi DROP_PARTITION_COLUMNS): data files and commit

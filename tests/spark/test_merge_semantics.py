@@ -93,7 +93,7 @@ def test_source_named_by_its_table_name_and_key_from_a_source_expression(session
     assert oracle(session, table_name, "id", "name") == [(1, "a"), (2, "plus"), (7, "new")]
 
 
-@pytest.mark.parametrize("kind", ["cow", "mor"])
+@pytest.mark.parametrize("kind", ["cow", pytest.param("mor", marks=pytest.mark.extended)])
 def test_clauses_are_tried_in_written_order(session: Session, table_name: str, kind: str) -> None:
     create(session, table_name, kind)
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 10.0, 1), (2, 'b', 20.0, 1), (3, 'c', 30.0, 1)")
@@ -129,7 +129,7 @@ def test_ordering_on_copy_on_write(session: Session, table_name: str) -> None:
     assert oracle(session, table_name, "id", "name", "ts") == [(2, "new", 2000)]
 
 
-@pytest.mark.parametrize("kind", ["cow", "mor"])
+@pytest.mark.parametrize("kind", ["cow", pytest.param("mor", marks=pytest.mark.extended)])
 def test_partial_update_keeps_other_columns_and_casts_values(session: Session, table_name: str, kind: str) -> None:
     create(session, table_name, kind, partitioned=True)
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 10.0, 1, 'x'), (2, 'b', 20.0, 1, 'x')")
@@ -194,7 +194,7 @@ def test_hudi_validations_give_hudis_messages(session: Session, table_name: str)
     assert rows(session, f"SELECT id, name, price, ts FROM {table_name}") == [(1, "a", 10.0, 1)]
 
 
-@pytest.mark.parametrize("kind", ["cow", "mor"])
+@pytest.mark.parametrize("kind", ["cow", pytest.param("mor", marks=pytest.mark.extended)])
 def test_when_not_matched_by_source(session: Session, table_name: str, kind: str) -> None:
     from sqlext.parser.statements import WhenNotMatchedBySourceDelete, WhenNotMatchedBySourceUpdate
 

@@ -40,7 +40,7 @@ def last_commit(session: Session, name: str) -> str:
     return str(session.sql(f"SELECT max(_hoodie_commit_time) FROM {name}").collect()[0][0])
 
 
-@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("table_type", ["cow", pytest.param("mor", marks=pytest.mark.extended)])
 def test_time_travel_reads_each_commit_with_its_columns(session: Session, schema_on_read: None, table_name: str,
                                                          table_type: str) -> None:
     """Hudi TestTimeTravelTable 'Test Time Travel With Schema Evolution'."""
