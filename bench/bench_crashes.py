@@ -331,11 +331,14 @@ def run_point(harness: Harness, point: dict[str, Any], index: int) -> dict[str, 
     return {**point, "killed": killed, "state_after_crash": state, "seconds": round(time.monotonic() - started, 2)}
 
 
-def run(work: Path, points: int, seed: int, ops: list[str], types: tuple[str, ...] = TABLE_TYPES) -> dict[str, Any]:
+def run(work: Path, points: int, seed: int, ops: list[str], types: tuple[str, ...] = TABLE_TYPES,
+        skip: int = 0) -> dict[str, Any]:
     harness = Harness(work)
     chosen = draw_points(harness, points, seed, ops, types)
     results = []
     for index, point in enumerate(chosen):
+        if index < skip:
+            continue
         results.append(run_point(harness, point, index))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     by_op: dict[str, dict[str, int]] = {}
@@ -345,7 +348,7 @@ def run(work: Path, points: int, seed: int, ops: list[str], types: tuple[str, ..
         entry["killed"] += int(r["killed"])
         entry[f"reads_{r['state_after_crash']}"] += 1
     targets = collections.Counter(r["target"] for r in results)
-    return {"seed": seed, "points": len(results), "killed": sum(r["killed"] for r in results),
+    return {"seed": seed, "points_drawn": points, "skipped": skip, "points": len(results), "killed": sum(r["killed"] for r in results),
             "by_operation": {k: dict(v) for k, v in sorted(by_op.items())}, "by_target": dict(sorted(targets.items())),
             "all_checks_passed": True, "cases": results}
 
@@ -358,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--types", default=",".join(TABLE_TYPES),
                         help="table types to draw from (compaction always runs on MERGE_ON_READ)")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="draw --points points but run only those after the first SKIP (resume a long run)")
     args = parser.parse_args(argv)
     ops = [o.strip() for o in args.ops.split(",") if o.strip()]
     types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip())
@@ -369,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_crashes_"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        report = run(work.resolve(), args.points, args.seed, ops, types)
+        report = run(work.resolve(), args.points, args.seed, ops, types, args.skip)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
