@@ -60,10 +60,15 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
 
     Adaptive query execution is off: on these tiny tables its per-stage re-planning cost about 12% of the
     Spark tests' time (test_merge_semantics alone: 143 s with it, 125 s without, in one process). The
-    README's quickstart, the reliability tests' own sessions and every bench run with Spark's default (on)."""
+    README's quickstart, the reliability tests' own sessions and every bench run with Spark's default (on).
+    The driver JVM compiles with C1 only and collects with the serial collector: when two test workers share two
+    cores, C2's compile threads and the parallel collector's threads compete with the tests (the same file under
+    load: 196 s and 180 s with the JVM's defaults, 147 s and 127 s with these)."""
     import sqlext
+    from sqlext.session import session_conf
 
     warehouse = tmp_path_factory.mktemp("warehouse")
+    java_options = session_conf(warehouse).get("spark.driver.extraJavaOptions", "")
     s = sqlext.connect(
         warehouse=warehouse,
         conf={
@@ -72,6 +77,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
             "spark.ui.showConsoleProgress": "false",
             "spark.default.parallelism": "2",
             "spark.sql.adaptive.enabled": "false",
+            "spark.driver.extraJavaOptions": f"{java_options} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC".strip(),
         },
     )
     yield s
