@@ -249,7 +249,9 @@ class HeartbeatClient:
 
     def _write_beat(self, beat: _Beat) -> None:
         now = self.now_ms()
-        self.storage.write_bytes(beat.path, beat.owner.render(beat.instant_time))
+        # Atomic: a writer killed mid-beat leaves the previous beat or none, never an empty file (an empty one
+        # reads as an owner-less Hudi heartbeat, live for interval x misses although its writer is dead).
+        self.storage.write_atomic(beat.path, beat.owner.render(beat.instant_time))
         beat.last_beat_ms = now
 
     def beat(self, instant_time: str) -> bool:
