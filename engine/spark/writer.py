@@ -402,25 +402,27 @@ def _bulk_insert(
     if not prepped and not keyless and mode == "NONE" and not combine and parallelism <= 0:
         # One pass: each task computes keys and writes (no shuffle, no second Arrow round trip).
         fn = tasks.bulk_insert_fn(ctx, conf.as_dict(), _key_schema(table, table_schema, conf))
-        with metrics.phase("write"):
-            stats = _collect_stats(df.mapInArrow(fn, tasks.STATS_SCHEMA_DDL))
-        # Tasks refuse a partition nested in an existing one; two new ones of this write may still nest.
-        check_partition_layout(table.storage, table.base_path, {s.partition_path or "" for s in stats}, table.name,
-                               stored=False)
-        return stats
-    keyed = df if prepped else add_keys(df, table, conf, table_schema, auto_key_instant=ctx.instant_time)
-    if combine:
-        keyed = _dedupe_in_spark(keyed, ctx.precombine_field)
-    if mode == "GLOBAL_SORT":
-        keyed = keyed.sort(PARTITION_PATH, RECORD_KEY)
-    elif mode == "PARTITION_SORT":
-        keyed = keyed.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
-    elif mode == "PARTITION_PATH_REPARTITION":
-        keyed = keyed.repartition(PARTITION_PATH)
-    if parallelism > 0:
-        keyed = keyed.repartition(parallelism)
+        written = df.mapInArrow(fn, tasks.STATS_SCHEMA_DDL)
+    else:
+        keyed = df if prepped else add_keys(df, table, conf, table_schema, auto_key_instant=ctx.instant_time)
+        if combine:
+            keyed = _dedupe_in_spark(keyed, ctx.precombine_field)
+        if mode == "GLOBAL_SORT":
+            keyed = keyed.sort(PARTITION_PATH, RECORD_KEY)
+        elif mode == "PARTITION_SORT":
+            keyed = keyed.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
+        elif mode == "PARTITION_PATH_REPARTITION":
+            keyed = keyed.repartition(PARTITION_PATH)
+        if parallelism > 0:
+            keyed = keyed.repartition(parallelism)
+        written = keyed.mapInArrow(tasks.bulk_insert_fn(ctx), tasks.STATS_SCHEMA_DDL)
     with metrics.phase("write"):
-        return _collect_stats(keyed.mapInArrow(tasks.bulk_insert_fn(ctx), tasks.STATS_SCHEMA_DDL))
+        stats = _collect_stats(written)
+    # Bulk insert learns its partitions only as tasks write: each task refuses a partition nested in one on
+    # storage, but two new partitions of this write may still nest (the commit then fails and rolls back).
+    check_partition_layout(table.storage, table.base_path, {s.partition_path or "" for s in stats}, table.name,
+                           stored=False)
+    return stats
 
 
 def _bucketed_write(
