@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import itertools
+import os
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +19,17 @@ if TYPE_CHECKING:
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 """The project's shared folder, beside the repository (as in CI)."""
+
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+"""Every JVM the tests start (the test sessions' drivers, the metastore, the reliability benches' writers and
+the shells they run as subprocesses) compiles with C1 only and collects with the serial collector, through
+``JDK_JAVA_OPTIONS`` (read by every ``java`` launcher from JDK 9). When two test workers share two cores, C2's
+compile threads and the parallel collector's threads compete with the tests: test_merge_semantics under load took
+196 s and 180 s with the JVM's defaults, 147 s and 127 s with these; the bad-input reliability run (its own
+Spark process) 130 s and 132 s, 73 s and 82 s with these. The product itself keeps the JVM's defaults."""
+_inherited = os.environ.get("JDK_JAVA_OPTIONS", "")
+if TEST_JVM_OPTIONS not in _inherited:
+    os.environ["JDK_JAVA_OPTIONS"] = f"{_inherited} {TEST_JVM_OPTIONS}".strip()
 
 HUDI_FIXTURES = SHARED / "fixtures" / "hudi-written"
 """Real Hudi-written v6 tables: ``<shape>/<cow|mor>/[<format>/]v6_<name>.zip``."""
@@ -61,14 +73,10 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     Adaptive query execution is off: on these tiny tables its per-stage re-planning cost about 12% of the
     Spark tests' time (test_merge_semantics alone: 143 s with it, 125 s without, in one process). The
     README's quickstart, the reliability tests' own sessions and every bench run with Spark's default (on).
-    The driver JVM compiles with C1 only and collects with the serial collector: when two test workers share two
-    cores, C2's compile threads and the parallel collector's threads compete with the tests (the same file under
-    load: 196 s and 180 s with the JVM's defaults, 147 s and 127 s with these)."""
+    Its JVM options: :data:`TEST_JVM_OPTIONS`."""
     import sqlext
-    from sqlext.session import session_conf
 
     warehouse = tmp_path_factory.mktemp("warehouse")
-    java_options = session_conf(warehouse).get("spark.driver.extraJavaOptions", "")
     s = sqlext.connect(
         warehouse=warehouse,
         conf={
@@ -77,7 +85,6 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
             "spark.ui.showConsoleProgress": "false",
             "spark.default.parallelism": "2",
             "spark.sql.adaptive.enabled": "false",
-            "spark.driver.extraJavaOptions": f"{java_options} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC".strip(),
         },
     )
     yield s
