@@ -169,6 +169,8 @@ def _positions_equal_length(rows: npt.NDArray[np.uint8], nb_hash: int, vector_si
     length32 = np.uint32(length)
     h = np.empty(n, dtype=np.uint32)
     shifted = np.empty(n, dtype=np.uint32)
+    row = np.empty(n, dtype=np.int32)
+    remainder_by = np.int32(vector_size)
     for i in range(nb_hash):
         np.bitwise_xor(seed, length32, out=h)
         for j in range(n_words):
@@ -183,7 +185,10 @@ def _positions_equal_length(rows: npt.NDArray[np.uint8], nb_hash: int, vector_si
         np.right_shift(h, 15, out=shifted)
         h ^= shifted
         seed, h = h, seed
-        out[:, i] = np.abs(np.fmod(seed.view(np.int32).astype(np.int64), vector_size))
+        # Java ``Math.abs(hash % vectorSize)`` in int32: |remainder| < vectorSize, so abs cannot overflow.
+        np.fmod(seed.view(np.int32), remainder_by, out=row)
+        np.abs(row, out=row)
+        out[:, i] = row
 
 
 def hash_positions(keys: KeyInput, nb_hash: int, vector_size: int) -> npt.NDArray[np.int64]:

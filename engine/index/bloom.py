@@ -37,6 +37,7 @@ from engine.formats.base_file import (
     MAX_RECORD_KEY,
     MIN_RECORD_KEY,
     OLD_BLOOM_FILTER_KEY,
+    may_have_supplementary,
     read_footer,
 )
 from engine.formats.bloom import deserialize_bloom_filter
@@ -87,6 +88,8 @@ def keys_in_range(keys: pa.Array, low: str | None, high: str | None) -> pa.Array
     if pc.any(pc.match_substring_regex(bounds, _SUPPLEMENTARY)).as_py():
         return keys
     inside = pc.and_(pc.greater_equal(keys, low), pc.less_equal(keys, high))
+    if not may_have_supplementary(keys):
+        return keys.filter(inside)
     unsure = pc.match_substring_regex(keys, _SUPPLEMENTARY)
     return keys.filter(pc.or_(inside, unsure))
 

@@ -371,34 +371,77 @@ def merge_file_group(
     return [stat]
 
 
+BULK_INSERT_BATCH_ROWS = 100_000
+"""Rows a bulk-insert task gathers before splitting them by partition and writing (Spark hands Python tasks
+Arrow batches of ``spark.sql.execution.arrow.maxRecordsPerBatch``, 10,000 rows by default). Each batch costs the
+same fixed work (a partition split, meta columns, key bounds, bloom hashing per file): on TPC-H ``lineitem``
+(7 partitions) 1M rows took 6.3 s in 10,000-row batches and 3.6 s in 100,000-row ones, one core."""
+
+ROLLOVER_CHECK_ROWS = 20_000
+"""At most this many rows go into a base file between two checks of ``hoodie.parquet.max.file.size``."""
+
+
 class BulkInsertWriter:
     """Streams rows of one task into new file groups, one open base file per partition path, rolling over
     at ``hoodie.parquet.max.file.size`` (Hudi ``BulkInsertDataInternalWriterHelper``).
 
+    Rows are gathered up to :data:`BULK_INSERT_BATCH_ROWS` before they are split by partition and written
+    (:meth:`close` writes the rest); a file's rows keep the order they came in.
+
     Args:
         ctx: write context.
         task: Spark task coordinates.
+        batch_rows: rows gathered before a write (tests use small values).
     """
 
-    def __init__(self, ctx: WriteContext, task: TaskIdentity) -> None:
+    def __init__(self, ctx: WriteContext, task: TaskIdentity, batch_rows: int = BULK_INSERT_BATCH_ROWS) -> None:
         self._ctx = ctx
         self._task = task
         self._max_size = ctx.conf.get(WriteConfig.PARQUET_MAX_FILE_SIZE)
         self._open: dict[str, tuple[str, str, BaseFileWriter, float]] = {}
         self._seq = 0
         self._stats: list[WriteStat] = []
+        self._batch_rows = max(1, batch_rows)
+        self._gathered: list[pa.Table] = []
+        self._gathered_rows = 0
 
     def write(self, records: pa.Table) -> None:
         """Append rows (data columns + ``_hoodie_record_key`` / ``_hoodie_partition_path``)."""
         if records.num_rows == 0:
             return
-        partitions = records.column(PARTITION_PATH)
-        unique = pc.unique(partitions).to_pylist()
-        for partition in unique:
-            part_rows = records if len(unique) == 1 else records.filter(pc.equal(partitions, partition))
-            self._write_partition(str(partition), part_rows)
+        self._gathered.append(records)
+        self._gathered_rows += records.num_rows
+        if self._gathered_rows >= self._batch_rows:
+            self._write_gathered()
+
+    def _write_gathered(self) -> None:
+        if not self._gathered:
+            return
+        records = pa.concat_tables(self._gathered) if len(self._gathered) > 1 else self._gathered[0]
+        self._gathered, self._gathered_rows = [], 0
+        partitions = records.column(PARTITION_PATH).combine_chunks()
+        if partitions.null_count:
+            raise WriteError(f"bulk insert into {self._ctx.base_path}: {partitions.null_count} row(s) have no "
+                             f"{PARTITION_PATH}")
+        if pc.all(pc.equal(partitions, partitions[0])).as_py():
+            self._write_partition(str(partitions[0].as_py()), records)
+            return
+        # One stable sort by partition, then a slice per partition (one pass over the rows, not one per partition).
+        encoded = partitions.dictionary_encode()
+        order = pc.sort_indices(encoded.indices)
+        grouped = records.take(order)
+        codes = encoded.indices.take(order).to_numpy(zero_copy_only=False)
+        starts = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist()]
+        ends = [*starts[1:], len(codes)]
+        names = encoded.dictionary.to_pylist()
+        for start, end in zip(starts, ends, strict=True):
+            self._write_partition(str(names[int(codes[start])]), grouped.slice(start, end - start))
 
     def _write_partition(self, partition: str, rows: pa.Table) -> None:
+        for start in range(0, rows.num_rows, ROLLOVER_CHECK_ROWS):
+            self._write_to_open_file(partition, rows.slice(start, ROLLOVER_CHECK_ROWS))
+
+    def _write_to_open_file(self, partition: str, rows: pa.Table) -> None:
         if partition not in self._open:
             file_id = new_file_id()
             file_name = base_file_name(file_id, self._task.write_token, self._ctx.instant_time)
@@ -419,7 +462,8 @@ class BulkInsertWriter:
                                  writes=stats.num_rows, inserts=stats.num_rows, elapsed_ms=elapsed))
 
     def close(self) -> list[WriteStat]:
-        """Close every open file; the stats of all files written."""
+        """Write the gathered rows, close every open file; the stats of all files written."""
+        self._write_gathered()
         for partition in list(self._open):
             self._close(partition)
         return self._stats
