@@ -1,0 +1,103 @@
+"""Write benchmark (issue 14, item 4): a bulk insert (``CREATE TABLE ... USING hudi AS SELECT``, Hudi's
+``bulk_insert``) of TPC-H ``lineitem`` against Spark writing the same rows as plain parquet (same codec, snappy,
+and for the partitioned shape the same ``partitionBy``), in one session, alternating sides, on the same data.
+Prints one JSON document: per shape the seconds of every timed run, their medians and
+``ratio = spark_parquet_median / hudi_median`` (the issue's target: >= 0.9). Each side runs once as a warm-up
+first; every Hudi table's row count is checked against the source.
+
+Usage: ``python bench/tpch_gen.py --sf 1 --out bench/data/sf1`` then
+``python bench/bench_writes.py --data bench/data/sf1 --runs 3``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+SHAPES = {"partitioned": "l_shipyear", "non_partitioned": None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="folder holding lineitem.parquet")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per side and shape (after one warm-up)")
+    parser.add_argument("--shapes", default=",".join(SHAPES))
+    args = parser.parse_args(argv)
+    shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
+    unknown = sorted(set(shapes) - set(SHAPES))
+    if unknown:
+        parser.error(f"unknown shapes {unknown}; known: {', '.join(SHAPES)}")
+
+    import sqlext
+
+    source = f"parquet.`{args.data.resolve()}/lineitem.parquet`"
+    select = f"SELECT *, year(l_shipdate) AS l_shipyear FROM {source}"
+    results: dict[str, Any] = {"data": str(args.data), "runs": args.runs, "cpus": os.cpu_count(),
+                               "codec": "snappy", "shapes": {}}
+    with tempfile.TemporaryDirectory(prefix="bench-writes-") as work:
+        session = sqlext.connect(warehouse=Path(work) / "warehouse", conf={
+            "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "2g",
+            "spark.sql.parquet.compression.codec": "snappy"})
+        spark = session.spark
+        rows = spark.sql(f"SELECT count(*) FROM {source}").collect()[0][0]
+        results["rows"] = rows
+        counter = 0
+
+        def hudi(partition: str | None) -> float:
+            nonlocal counter
+            counter += 1
+            name = f"lineitem_{counter}"
+            part = f" PARTITIONED BY ({partition})" if partition else ""
+            start = time.monotonic()
+            session.sql(f"""CREATE TABLE {name} USING hudi{part}
+                TBLPROPERTIES (type = 'cow', primaryKey = 'l_orderkey,l_linenumber',
+                               'hoodie.parquet.compression.codec' = 'snappy')
+                AS {select}""").collect()
+            seconds = time.monotonic() - start
+            written = spark.sql(f"SELECT count(*) FROM {name}").collect()[0][0]
+            if written != rows:
+                raise AssertionError(f"{name}: {written} rows, the source has {rows}")
+            session.sql(f"DROP TABLE {name}")
+            shutil.rmtree(session.warehouse / name, ignore_errors=True)
+            return seconds
+
+        def plain(partition: str | None) -> float:
+            target = Path(work) / "plain"
+            shutil.rmtree(target, ignore_errors=True)
+            writer = spark.sql(select).write.mode("overwrite")
+            if partition:
+                writer = writer.partitionBy(partition)
+            start = time.monotonic()
+            writer.parquet(str(target))
+            return time.monotonic() - start
+
+        for shape in shapes:
+            partition = SHAPES[shape]
+            times: dict[str, list[float]] = {"hudi": [], "spark_parquet": []}
+            warmup = {"hudi": round(hudi(partition), 2), "spark_parquet": round(plain(partition), 2)}
+            for _ in range(args.runs):
+                times["hudi"].append(round(hudi(partition), 2))
+                times["spark_parquet"].append(round(plain(partition), 2))
+            medians = {side: statistics.median(ts) for side, ts in times.items()}
+            results["shapes"][shape] = {
+                "warmup_s": warmup, "runs_s": times,
+                "median_s": {side: round(m, 2) for side, m in medians.items()},
+                "ratio": round(medians["spark_parquet"] / medians["hudi"], 2),
+            }
+            print(json.dumps({shape: results["shapes"][shape]}), file=sys.stderr, flush=True)
+        session.stop()
+    json.dump(results, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
