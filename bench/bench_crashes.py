@@ -332,12 +332,12 @@ def run_point(harness: Harness, point: dict[str, Any], index: int) -> dict[str, 
 
 
 def run(work: Path, points: int, seed: int, ops: list[str], types: tuple[str, ...] = TABLE_TYPES,
-        skip: int = 0) -> dict[str, Any]:
+        skip: int = 0, limit: int | None = None) -> dict[str, Any]:
     harness = Harness(work)
     chosen = draw_points(harness, points, seed, ops, types)
     results = []
     for index, point in enumerate(chosen):
-        if index < skip:
+        if index < skip or (limit is not None and index >= skip + limit):
             continue
         results.append(run_point(harness, point, index))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)
@@ -348,7 +348,7 @@ def run(work: Path, points: int, seed: int, ops: list[str], types: tuple[str, ..
         entry["killed"] += int(r["killed"])
         entry[f"reads_{r['state_after_crash']}"] += 1
     targets = collections.Counter(r["target"] for r in results)
-    return {"seed": seed, "points_drawn": points, "skipped": skip, "points": len(results), "killed": sum(r["killed"] for r in results),
+    return {"seed": seed, "points_drawn": points, "skipped": skip, "limit": limit, "points": len(results), "killed": sum(r["killed"] for r in results),
             "by_operation": {k: dict(v) for k, v in sorted(by_op.items())}, "by_target": dict(sorted(targets.items())),
             "all_checks_passed": True, "cases": results}
 
@@ -363,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="table types to draw from (compaction always runs on MERGE_ON_READ)")
     parser.add_argument("--skip", type=int, default=0,
                         help="draw --points points but run only those after the first SKIP (resume a long run)")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="run at most LIMIT of the drawn points after --skip (split a long run)")
     args = parser.parse_args(argv)
     ops = [o.strip() for o in args.ops.split(",") if o.strip()]
     types = tuple(t.strip().upper() for t in args.types.split(",") if t.strip())
@@ -374,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_crashes_"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        report = run(work.resolve(), args.points, args.seed, ops, types, args.skip)
+        report = run(work.resolve(), args.points, args.seed, ops, types, args.skip, args.limit)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
