@@ -5,6 +5,10 @@ Prints one JSON document: per shape the seconds of every timed run, their median
 ``ratio = spark_parquet_median / hudi_median`` (the issue's target: >= 0.9). Each side runs once as a warm-up
 first; every Hudi table's row count is checked against the source.
 
+A third side, ``python_floor``, is the least any writer running in Python tasks can cost: the same rows handed to
+a ``mapInArrow`` function that only counts them (Spark's conversion of its rows to Arrow and their transfer to the
+Python worker); ``floor_ratio = spark_parquet_median / python_floor_median`` bounds what such a writer can reach.
+
 Usage: ``python bench/tpch_gen.py --sf 1 --out bench/data/sf1`` then
 ``python bench/bench_writes.py --data bench/data/sf1 --runs 3``.
 """
@@ -79,18 +83,33 @@ def main(argv: list[str] | None = None) -> int:
             writer.parquet(str(target))
             return time.monotonic() - start
 
+        def count_rows(batches: Any) -> Any:
+            import pyarrow as pa
+
+            yield pa.RecordBatch.from_pydict({"n": [sum(b.num_rows for b in batches)]})
+
+        def floor(partition: str | None) -> float:
+            start = time.monotonic()
+            counted = sum(r["n"] for r in spark.sql(select).mapInArrow(count_rows, "n long").collect())
+            seconds = time.monotonic() - start
+            if counted != rows:
+                raise AssertionError(f"the Python tasks saw {counted} rows, the source has {rows}")
+            return seconds
+
+        sides = {"hudi": hudi, "spark_parquet": plain, "python_floor": floor}
         for shape in shapes:
             partition = SHAPES[shape]
-            times: dict[str, list[float]] = {"hudi": [], "spark_parquet": []}
-            warmup = {"hudi": round(hudi(partition), 2), "spark_parquet": round(plain(partition), 2)}
+            times: dict[str, list[float]] = {side: [] for side in sides}
+            warmup = {side: round(run(partition), 2) for side, run in sides.items()}
             for _ in range(args.runs):
-                times["hudi"].append(round(hudi(partition), 2))
-                times["spark_parquet"].append(round(plain(partition), 2))
+                for side, run in sides.items():
+                    times[side].append(round(run(partition), 2))
             medians = {side: statistics.median(ts) for side, ts in times.items()}
             results["shapes"][shape] = {
                 "warmup_s": warmup, "runs_s": times,
                 "median_s": {side: round(m, 2) for side, m in medians.items()},
                 "ratio": round(medians["spark_parquet"] / medians["hudi"], 2),
+                "floor_ratio": round(medians["spark_parquet"] / medians["python_floor"], 2),
             }
             print(json.dumps({shape: results["shapes"][shape]}), file=sys.stderr, flush=True)
         session.stop()
