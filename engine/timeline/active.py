@@ -361,6 +361,34 @@ class ActiveTimeline:
         self.reload()
         return completed
 
+    def revert_to_inflight(self, instant: Instant) -> Instant:
+        """Completed → inflight ("unpublish", Hudi ``HoodieActiveTimeline.revertToInflight``, which a rollback of a
+        completed instant does before it deletes a file): the completed file is deleted, so no reader sees the
+        instant's files from then on, whatever happens to them. An inflight file is written first when missing.
+
+        Args:
+            instant: a COMPLETED instant.
+
+        Returns:
+            the pending instant left on the timeline.
+
+        Raises:
+            TimelineError: ``instant`` is not completed.
+        """
+        self._changing()
+        if not instant.is_completed:
+            raise TimelineError(f"cannot revert {instant} to inflight: it is not completed")
+        pending = [i for i in self.reload().find(instant.timestamp) if not i.is_completed]
+        inflight = next((i for i in pending if i.is_inflight), None)
+        if inflight is None:
+            inflight = instant.with_state(State.INFLIGHT)
+            if not self.storage.exists(self._path(inflight)):
+                self.storage.write_atomic(self._path(inflight), b"", overwrite=True)
+        self.storage.delete(self._path(instant))
+        LOG.info("reverted %s to inflight in %s", instant.file_name, self.meta_path)
+        self.reload()
+        return inflight
+
     def revert_to_requested(self, instant: Instant) -> Instant:
         """Inflight → requested by deleting the inflight file (Hudi ``revertInstantFromInflightToRequested``;
         used to re-attempt a compaction).

@@ -152,6 +152,34 @@ def _completed_work(table: Table, instant: Instant) -> dict[str, _PartitionRollb
     return work
 
 
+def _pending_rollback_of(table: Table, timestamp: str) -> tuple[Instant, dict[str, _PartitionRollback]] | None:
+    """The pending rollback instant whose plan rolls back ``timestamp``, and that plan's work by partition;
+    ``None`` when there is none (a plan that cannot be read is left alone)."""
+    for pending in table.timeline.pending():
+        if pending.action != "rollback":
+            continue
+        try:
+            content = table.timeline.read_details(Instant(pending.timestamp, "rollback", State.REQUESTED))
+            plan = deserialize(content) if content else {}
+        except Exception:  # noqa: BLE001 - an unreadable plan: a new rollback is planned instead
+            logger.warning("%s: rollback plan %s cannot be read; planning anew", table.base_path,
+                           pending.timestamp)
+            continue
+        target = (plan.get("instantToRollback") or {}).get("commitTime")
+        if target != timestamp:
+            continue
+        work: dict[str, _PartitionRollback] = {}
+        for request in plan.get("RollbackRequests") or []:
+            entry = work.setdefault(str(request.get("partitionPath") or ""), _PartitionRollback())
+            entry.files_to_delete.extend(request.get("filesToBeDeleted") or [])
+            logs = request.get("logBlocksToBeDeleted") or {}
+            if logs:
+                key = (str(request.get("fileId") or ""), str(request.get("latestBaseInstant") or ""))
+                entry.failed_logs.setdefault(key, []).extend(sorted(logs))
+        return pending, work
+    return None
+
+
 def _file_sizes(table: Table, paths: list[str]) -> dict[str, int]:
     """``path → size`` of those of ``paths`` that exist."""
     return {p: table.storage.size(p) for p in sorted(paths) if table.storage.exists(p)}
@@ -200,25 +228,41 @@ def rollback_instant(table: Table, failed: Instant, *, completed: bool = False) 
     start = time.monotonic()
     storage = table.storage
     timeline = table.timeline
-    done = any(i.is_completed and i.action in (failed.action, "commit", "deltacommit")
-               for i in timeline.reload().find(failed.timestamp))
+    completed_instant = next((i for i in timeline.reload().find(failed.timestamp)
+                              if i.is_completed and i.action in (failed.action, "commit", "deltacommit")), None)
+    done = completed_instant is not None
     if done and not completed:
         raise TimelineError(f"{failed.action} {failed.timestamp} of {table.base_path} has completed; a "
                             f"completed commit is never rolled back as a failed write")
-    work = _completed_work(table, failed) if done else _rollback_work(table, failed)
     instant_info = {"commitTime": failed.timestamp, "action": failed.action}
-    requests: list[dict[str, object]] = []
-    for partition, entry in sorted(work.items()):
-        if entry.files_to_delete:
-            requests.append({"partitionPath": partition, "fileId": "", "latestBaseInstant": "",
-                             "filesToBeDeleted": sorted(entry.files_to_delete), "logBlocksToBeDeleted": None})
-        for (file_id, base_instant), logs in sorted(entry.failed_logs.items()):
-            requests.append({"partitionPath": partition, "fileId": file_id, "latestBaseInstant": base_instant,
-                             "filesToBeDeleted": [], "logBlocksToBeDeleted": _file_sizes(table, logs)})
-    plan = {"instantToRollback": instant_info, "RollbackRequests": requests, "version": 1}
-    requested = timeline.create_requested_now("rollback", serialize("HoodieRollbackPlan", plan))
-    rollback_time = requested.timestamp
-    inflight = timeline.transition_to_inflight(requested, b"")
+    resumed = _pending_rollback_of(table, failed.timestamp)
+    if resumed is not None:
+        # A rollback of this instant was interrupted: redo it from its own plan (Hudi reuses a pending rollback
+        # instant), since the instant's commit metadata and markers may be gone by now.
+        pending_rollback, work = resumed
+        rollback_time = pending_rollback.timestamp
+        inflight = pending_rollback if pending_rollback.is_inflight else \
+            timeline.transition_to_inflight(pending_rollback, b"")
+        logger.warning("%s: resuming rollback %s of %s %s", table.base_path, rollback_time, failed.action,
+                       failed.timestamp)
+    else:
+        work = _completed_work(table, failed) if done else _rollback_work(table, failed)
+        requests: list[dict[str, object]] = []
+        for partition, entry in sorted(work.items()):
+            if entry.files_to_delete:
+                requests.append({"partitionPath": partition, "fileId": "", "latestBaseInstant": "",
+                                 "filesToBeDeleted": sorted(entry.files_to_delete), "logBlocksToBeDeleted": None})
+            for (file_id, base_instant), logs in sorted(entry.failed_logs.items()):
+                requests.append({"partitionPath": partition, "fileId": file_id, "latestBaseInstant": base_instant,
+                                 "filesToBeDeleted": [], "logBlocksToBeDeleted": _file_sizes(table, logs)})
+        plan = {"instantToRollback": instant_info, "RollbackRequests": requests, "version": 1}
+        requested = timeline.create_requested_now("rollback", serialize("HoodieRollbackPlan", plan))
+        rollback_time = requested.timestamp
+        inflight = timeline.transition_to_inflight(requested, b"")
+    if completed_instant is not None:
+        # Unpublish first (Hudi ``revertToInflight``): a crash while files are deleted then leaves a pending
+        # instant no reader sees, never a completed commit with half of its files.
+        timeline.revert_to_inflight(completed_instant)
     partition_metadata = {}
     deleted_total = 0
     for partition, entry in sorted(work.items()):

@@ -193,3 +193,50 @@ def test_an_interrupted_restore_blocks_writers_until_it_is_run_again(session: Se
         assert rows(session, table_name) == oracle(path) == [(1, "a"), (2, "b"), (3, "c")]
     finally:
         session.sql(f"DROP TABLE {table_name}")
+
+
+def test_a_rollback_of_a_completed_commit_stopped_half_way_hides_it_and_the_next_writer_finishes(
+        session: Session, table_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hudi's order (``CopyOnWriteRollbackActionExecutor``: "Unpublishing instant" before any file is deleted):
+    a rollback_to_instant that stops after undoing part of a commit's files (here: the rollback block over its
+    log update written, its new base file not yet deleted) leaves the commit pending, so every reader sees the
+    table as it was before the commit, never half of it; the next writer redoes the rollback from its plan."""
+    from engine.services.savepoint import rollback_to_instant
+    from engine.storage import Storage
+
+    path = tmp_path / table_name
+    session.sql(f"""CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT, p STRING) USING hudi
+        PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor')
+        LOCATION '{path}'""")
+    try:
+        session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x')")
+        before = rows(session, table_name)
+        session.sql(f"""MERGE INTO {table_name} t USING (SELECT 1 AS id, 'a2' AS name, 2L AS ts, 'x' AS p
+                        UNION ALL SELECT 3, 'c', 2L, 'y') s ON t.id = s.id
+                        WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *""")
+        target = commits(path)[-1]
+        assert rows(session, table_name) == [(1, "a2"), (2, "b"), (3, "c")]
+        real_delete = Storage.delete
+
+        def stops_at_a_data_file(self: Storage, file: str) -> None:
+            if "/.hoodie/" not in file and file.endswith(".parquet"):
+                raise KeyboardInterrupt("the rollback's process stops here")
+            real_delete(self, file)
+
+        monkeypatch.setattr(Storage, "delete", stops_at_a_data_file)
+        with pytest.raises(KeyboardInterrupt):
+            rollback_to_instant(Table.load(str(path)), target)
+        monkeypatch.setattr(Storage, "delete", real_delete)
+        timeline = Table.load(str(path)).timeline
+        assert target not in commits(path)  # unpublished before any file was touched
+        assert [i.state.name for i in timeline if i.action == "rollback"] == ["INFLIGHT"]
+        assert any((path / "p=y").glob(f"*_{target}.parquet"))  # its new base file is still there ...
+        assert oracle(path) == rows(session, table_name) == before  # ... and no reader sees it
+        session.sql(f"INSERT INTO {table_name} VALUES (4, 'd', 1, 'x')")  # the next writer finishes the rollback
+        timeline = Table.load(str(path)).timeline
+        assert [i.state.name for i in timeline if i.action == "rollback"] == ["COMPLETED"]
+        assert not [i for i in timeline if i.timestamp == target]
+        assert not any((path / "p=y").glob(f"*_{target}.parquet"))
+        assert oracle(path) == rows(session, table_name) == [*before, (4, "d")]
+    finally:
+        session.sql(f"DROP TABLE {table_name}")
