@@ -378,8 +378,7 @@ class ActiveTimeline:
         self._changing()
         if not instant.is_completed:
             raise TimelineError(f"cannot revert {instant} to inflight: it is not completed")
-        pending = [i for i in self.reload().find(instant.timestamp) if not i.is_completed]
-        inflight = next((i for i in pending if i.is_inflight), None)
+        inflight = next((i for i in self.reload().find(instant.timestamp) if i.is_inflight), None)
         if inflight is None:
             inflight = instant.with_state(State.INFLIGHT)
             if not self.storage.exists(self._path(inflight)):

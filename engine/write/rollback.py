@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from engine.errors import LogFileExists, TimelineError
 from engine.filegroup.naming import (
@@ -152,9 +153,37 @@ def _completed_work(table: Table, instant: Instant) -> dict[str, _PartitionRollb
     return work
 
 
+def _plan(table: Table, failed: Instant, work: dict[str, _PartitionRollback]) -> dict[str, object]:
+    """The ``HoodieRollbackPlan`` of ``work``: one request per partition's deleted files, one per touched log
+    file group (with the sizes of its log files)."""
+    requests: list[dict[str, object]] = []
+    for partition, entry in sorted(work.items()):
+        if entry.files_to_delete:
+            requests.append({"partitionPath": partition, "fileId": "", "latestBaseInstant": "",
+                             "filesToBeDeleted": sorted(entry.files_to_delete), "logBlocksToBeDeleted": None})
+        for (file_id, base_instant), logs in sorted(entry.failed_logs.items()):
+            requests.append({"partitionPath": partition, "fileId": file_id, "latestBaseInstant": base_instant,
+                             "filesToBeDeleted": [], "logBlocksToBeDeleted": _file_sizes(table, logs)})
+    return {"instantToRollback": {"commitTime": failed.timestamp, "action": failed.action},
+            "RollbackRequests": requests, "version": 1}
+
+
+def _work_of(plan: dict[str, Any]) -> dict[str, _PartitionRollback]:
+    """The work a ``HoodieRollbackPlan`` describes (the inverse of :func:`_plan`)."""
+    work: dict[str, _PartitionRollback] = {}
+    for request in plan.get("RollbackRequests") or []:
+        entry = work.setdefault(str(request.get("partitionPath") or ""), _PartitionRollback())
+        entry.files_to_delete.extend(request.get("filesToBeDeleted") or [])
+        logs = request.get("logBlocksToBeDeleted") or {}
+        if logs:
+            key = (str(request.get("fileId") or ""), str(request.get("latestBaseInstant") or ""))
+            entry.failed_logs.setdefault(key, []).extend(sorted(logs))
+    return work
+
+
 def _pending_rollback_of(table: Table, timestamp: str) -> tuple[Instant, dict[str, _PartitionRollback]] | None:
     """The pending rollback instant whose plan rolls back ``timestamp``, and that plan's work by partition;
-    ``None`` when there is none (a plan that cannot be read is left alone)."""
+    ``None`` when there is none (a plan that cannot be read is left alone, with a warning naming it)."""
     for pending in table.timeline.pending():
         if pending.action != "rollback":
             continue
@@ -165,18 +194,8 @@ def _pending_rollback_of(table: Table, timestamp: str) -> tuple[Instant, dict[st
             logger.warning("%s: rollback plan %s cannot be read; planning anew", table.base_path,
                            pending.timestamp)
             continue
-        target = (plan.get("instantToRollback") or {}).get("commitTime")
-        if target != timestamp:
-            continue
-        work: dict[str, _PartitionRollback] = {}
-        for request in plan.get("RollbackRequests") or []:
-            entry = work.setdefault(str(request.get("partitionPath") or ""), _PartitionRollback())
-            entry.files_to_delete.extend(request.get("filesToBeDeleted") or [])
-            logs = request.get("logBlocksToBeDeleted") or {}
-            if logs:
-                key = (str(request.get("fileId") or ""), str(request.get("latestBaseInstant") or ""))
-                entry.failed_logs.setdefault(key, []).extend(sorted(logs))
-        return pending, work
+        if (plan.get("instantToRollback") or {}).get("commitTime") == timestamp:
+            return pending, _work_of(plan)
     return None
 
 
@@ -234,31 +253,22 @@ def rollback_instant(table: Table, failed: Instant, *, completed: bool = False) 
     if done and not completed:
         raise TimelineError(f"{failed.action} {failed.timestamp} of {table.base_path} has completed; a "
                             f"completed commit is never rolled back as a failed write")
-    instant_info = {"commitTime": failed.timestamp, "action": failed.action}
     resumed = _pending_rollback_of(table, failed.timestamp)
     if resumed is not None:
         # A rollback of this instant was interrupted: redo it from its own plan (Hudi reuses a pending rollback
         # instant), since the instant's commit metadata and markers may be gone by now.
         pending_rollback, work = resumed
-        rollback_time = pending_rollback.timestamp
         inflight = pending_rollback if pending_rollback.is_inflight else \
             timeline.transition_to_inflight(pending_rollback, b"")
-        logger.warning("%s: resuming rollback %s of %s %s", table.base_path, rollback_time, failed.action,
+        logger.warning("%s: resuming rollback %s of %s %s", table.base_path, inflight.timestamp, failed.action,
                        failed.timestamp)
     else:
         work = _completed_work(table, failed) if done else _rollback_work(table, failed)
-        requests: list[dict[str, object]] = []
-        for partition, entry in sorted(work.items()):
-            if entry.files_to_delete:
-                requests.append({"partitionPath": partition, "fileId": "", "latestBaseInstant": "",
-                                 "filesToBeDeleted": sorted(entry.files_to_delete), "logBlocksToBeDeleted": None})
-            for (file_id, base_instant), logs in sorted(entry.failed_logs.items()):
-                requests.append({"partitionPath": partition, "fileId": file_id, "latestBaseInstant": base_instant,
-                                 "filesToBeDeleted": [], "logBlocksToBeDeleted": _file_sizes(table, logs)})
-        plan = {"instantToRollback": instant_info, "RollbackRequests": requests, "version": 1}
+        plan = _plan(table, failed, work)
         requested = timeline.create_requested_now("rollback", serialize("HoodieRollbackPlan", plan))
-        rollback_time = requested.timestamp
         inflight = timeline.transition_to_inflight(requested, b"")
+    rollback_time = inflight.timestamp
+    instant_info = {"commitTime": failed.timestamp, "action": failed.action}
     if completed_instant is not None:
         # Unpublish first (Hudi ``revertToInflight``): a crash while files are deleted then leaves a pending
         # instant no reader sees, never a completed commit with half of its files.
