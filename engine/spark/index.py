@@ -12,16 +12,17 @@ import pyarrow.compute as pc
 from pyspark.broadcast import Broadcast
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+from pyspark.sql.types import BooleanType, IntegerType, StringType, StructField, StructType
 
 from engine import errors
 from engine.config import HoodieConfig, IndexConfig, TableConfig
 from engine.filegroup.naming import parse_log_file_name
+from engine.index import moves_partition
 from engine.index.bucket import BucketSpec, bucket_file_groups, bucket_ids, new_bucket_groups
 from engine.index.simple import KeyedFile, balanced_groups, files_to_index
 from engine.spark import tasks
 from engine.table import Table
-from engine.write.prepare import FILE_ID, PARTITION_PATH, RECORD_KEY
+from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
 
 BLOOM_INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM")
 BUCKET_ID = "_hoodie_bucket_id"
@@ -143,7 +144,9 @@ def tag_locations(
     Index types (``hoodie.index.type``): ``SIMPLE`` (Hudi ``HoodieSimpleIndex``: key and partition must match;
     every stored key of the touched partitions read and joined), ``BLOOM`` (Hudi ``HoodieBloomIndex``: the same
     answer, files pruned by their footers' key ranges and bloom filters first), ``GLOBAL_SIMPLE`` /
-    ``GLOBAL_BLOOM`` (key only, over every partition; the stored partition wins).
+    ``GLOBAL_BLOOM`` (key only, over every partition; a key whose partition path changed moves or stays as
+    ``hoodie.*.index.update.partition.path`` says, :func:`_route_global`: the moved key's rows gain
+    ``_hoodie_is_deleted``).
 
     Raises:
         ConfigError: another index type.
@@ -177,14 +180,44 @@ def tag_locations(
             partitions = [r[0] for r in keyed.select(PARTITION_PATH).distinct().collect()]
             stored = existing_key_locations(spark, table, partitions, conf)
     if is_global:
-        stored = stored.withColumnRenamed(PARTITION_PATH, "_stored_partition")
+        stored = stored.withColumnRenamed(PARTITION_PATH, STORED_PARTITION)
         joined = keyed.join(stored, on=RECORD_KEY, how="left")
-        tagged = joined.withColumn(
-            PARTITION_PATH, F.coalesce(F.col("_stored_partition"), F.col(PARTITION_PATH))
-        ).drop("_stored_partition")
+        tagged = _route_global(joined, keyed.columns, moves_partition(conf))
     else:
         tagged = keyed.join(stored, on=[RECORD_KEY, PARTITION_PATH], how="left")
     return tagged
+
+
+STORED_PARTITION = "_hoodie_stored_partition_path"
+"""Partition path where a global index found a key, while it tags."""
+_COPY = "_hoodie_partition_move_copy"
+
+
+def _route_global(joined: DataFrame, columns: Sequence[str], move: bool) -> DataFrame:
+    """Records a global index found (``STORED_PARTITION`` and ``_hoodie_file_id`` set) routed by Hudi's
+    ``HoodieIndexUtils.mergeForPartitionUpdatesIfNeeded``: a record whose partition path changed is, with ``move``
+    (``hoodie.simple.index.update.partition.path`` / ``hoodie.bloom.index.update.partition.path``), deleted from
+    its stored file group and inserted as a new record in its new partition; without ``move`` it is updated
+    where it is stored (its partition columns then disagree with its partition path, as in Hudi). A delete goes
+    to the stored record whatever its partition path says."""
+    stored_here = F.coalesce(F.col(STORED_PARTITION), F.col(PARTITION_PATH))
+    if not move:
+        return joined.withColumn(PARTITION_PATH, stored_here).drop(STORED_PARTITION)
+    is_delete = F.coalesce(F.col(IS_DELETED).cast(BooleanType()), F.lit(False)) if IS_DELETED in columns \
+        else F.lit(False)
+    moved = F.col(STORED_PARTITION).isNotNull() & ~F.col(PARTITION_PATH).eqNullSafe(F.col(STORED_PARTITION)) \
+        & ~is_delete
+    # Copy 0 is the record as written (an insert into its new partition when it moved); copy 1 deletes the
+    # stored record of a moved key.
+    rows = joined.withColumn(_COPY, F.explode(F.when(moved, F.array(F.lit(0), F.lit(1))).otherwise(F.array(F.lit(0)))))
+    inserted = moved & (F.col(_COPY) == 0)
+    out = [F.col(f"`{c}`") for c in columns if c not in (PARTITION_PATH, IS_DELETED)]
+    return rows.select(
+        *out,
+        F.when(inserted, F.col(PARTITION_PATH)).otherwise(stored_here).alias(PARTITION_PATH),
+        (is_delete | (F.col(_COPY) == 1)).alias(IS_DELETED),
+        F.when(inserted, F.lit(None).cast(StringType())).otherwise(F.col(FILE_ID)).alias(FILE_ID),
+    )
 
 
 def bucket_id_column(spec: BucketSpec, key: str = RECORD_KEY) -> Column:

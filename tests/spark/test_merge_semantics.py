@@ -170,6 +170,30 @@ def test_changing_the_partition_follows_the_index(session: Session, table_name: 
     assert oracle(session, table_name, "id", "name", "_hoodie_partition_path") == [(r[0], r[1], r[3]) for r in expected]
 
 
+@pytest.mark.parametrize("kind, index, move", [
+    ("cow", "GLOBAL_BLOOM", "true"), ("mor", "GLOBAL_SIMPLE", "true"), ("cow", "GLOBAL_SIMPLE", "false")])
+def test_an_upsert_moving_a_key_follows_the_global_index(session: Session, table_name: str, kind: str, index: str,
+                                                         move: str) -> None:
+    """INSERT INTO (an upsert: the table has a precombine field) of a stored key with another partition value:
+    Hudi's global index deletes it from its stored partition and inserts it in the new one
+    (``hoodie.*.index.update.partition.path=true``), or updates it where it is stored."""
+    key = "bloom" if "BLOOM" in index else "simple"
+    create(session, table_name, kind, partitioned=True,
+           extra=f", 'hoodie.index.type' = '{index}', 'hoodie.{key}.index.update.partition.path' = '{move}'")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 10.0, 1, 'x'), (2, 'b', 20.0, 1, 'x')")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a2', 11.0, 2, 'y'), (3, 'c', 30.0, 2, 'y')")
+    got = rows(session, f"SELECT id, name, dt, _hoodie_partition_path FROM {table_name}")
+    if move == "true":
+        expected = [(1, "a2", "y", "dt=y"), (2, "b", "x", "dt=x"), (3, "c", "y", "dt=y")]
+    else:
+        expected = [(1, "a2", "y", "dt=x"), (2, "b", "x", "dt=x"), (3, "c", "y", "dt=y")]
+    assert got == expected
+    assert oracle(session, table_name, "id", "name", "_hoodie_partition_path") == [(r[0], r[1], r[3]) for r in expected]
+    # A delete of the moved key finds it where it now lives.
+    session.sql(f"DELETE FROM {table_name} WHERE id = 1")
+    assert oracle(session, table_name, "id") == [(2,), (3,)]
+
+
 def test_hudi_validations_give_hudis_messages(session: Session, table_name: str) -> None:
     create(session, table_name, "cow")
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 10.0, 1)")
