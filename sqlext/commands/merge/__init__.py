@@ -1,8 +1,9 @@
 """MERGE INTO a Hudi table (Hudi ``MergeIntoHoodieTableCommand`` + ``ExpressionPayload``).
 
 Three steps: :mod:`.validate` resolves the statement against the table and checks Hudi's rules;
-:mod:`.changes` builds the change set in Spark (one prepped row per record written: update, insert or
-delete, with the file group it goes to); the change set is written as one prepped upsert here.
+:mod:`.changes` describes it to the engine (key values, join predicate, one projection per clause);
+the engine's writer (:func:`engine.spark.merge.merge_dataframe`) tags the source rows through the index,
+applies the clauses, routes every record to its file group and commits one upsert.
 
 Semantics (issue 12; SQL.md §1.4):
 
@@ -18,7 +19,7 @@ Semantics (issue 12; SQL.md §1.4):
   and compaction time, as in Hudi.
 * Partial updates keep the other columns (copy-on-write and merge-on-read alike: the stored row is read);
   assigned values are cast to the column types.
-* A record whose partition columns change follows the index (see :mod:`.changes`).
+* A record whose partition columns change follows the index (see :mod:`engine.spark.merge`).
 """
 
 from __future__ import annotations
@@ -28,12 +29,9 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame
 from pyspark.sql.utils import AnalysisException
 
-from engine.config import IndexConfig, WriteConfig
-from engine.spark.writer import table_arrow_schema, write_dataframe
-from engine.write.handles import EXPRESSION_PAYLOAD
-from engine.write.operation import WriteOperation
-from sqlext.commands.merge.changes import build_changes
-from sqlext.commands.merge.validate import GLOBAL_INDEX_MOVE_KEYS, MergeScope, resolve
+from engine.spark.merge import merge_dataframe
+from sqlext.commands.merge.changes import merge_spec
+from sqlext.commands.merge.validate import MergeScope, resolve
 from sqlext.commands.options import write_options
 from sqlext.commands.post_commit import after_write
 from sqlext.error_report import summarize
@@ -57,26 +55,13 @@ def merge_into(ctx: CommandContext, stmt: MergeInto) -> DataFrame:
     spark, catalog = ctx.spark, ctx.catalog
     entry, table = catalog.require_hudi(stmt.target)
     options = write_options(spark, entry, table)
-    conf = table.config.overlay(options)
-    index_type = conf.get(IndexConfig.TYPE).strip().upper()
-    move_key = GLOBAL_INDEX_MOVE_KEYS.get(index_type)
-    move = bool(conf.get(move_key)) if move_key is not None else False
     try:
         source = spark.sql(f"SELECT * FROM {stmt.source_sql}")
     except AnalysisException as exc:
         raise SqlAnalysisError(f"MERGE INTO {entry.display}: {summarize(exc)}") from exc
-    scope = resolve(stmt, entry, table, source, index_type, move)
-    data_schema = table_arrow_schema(table)
-    # Hudi's MERGE writes with ExpressionPayload: ordering decides updates, a matched DELETE always deletes.
-    options = {**options, WriteConfig.PAYLOAD_CLASS.key: EXPRESSION_PAYLOAD}
-    conf = table.config.overlay(options)
+    scope = resolve(stmt, entry, table, source)
     try:
-        changes = build_changes(spark, scope, conf, data_schema)
-        changes.rows.schema  # noqa: B018 - analysis errors (unknown column) surface before the write
+        metrics = merge_dataframe(spark, table, merge_spec(scope), options)
     except AnalysisException as exc:
         raise SqlAnalysisError(f"MERGE INTO {entry.display}: {summarize(exc)}") from exc
-    try:
-        metrics = write_dataframe(spark, table, changes.rows, WriteOperation.UPSERT, options, prepped=True)
-    finally:
-        changes.close()
     return after_write(ctx, entry, table, options, metrics)

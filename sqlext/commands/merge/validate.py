@@ -17,7 +17,6 @@ from pyspark.sql.types import DataType
 from sqlglot import exp
 
 from engine.auto_keys import is_keyless
-from engine.config import IndexConfig
 from engine.formats.avro_schema import META_FIELDS
 from engine.spark.schema import table_data_schema
 from engine.table import Table
@@ -36,13 +35,6 @@ from sqlext.parser.statements import (
 
 SOURCE_ALIAS = "__sqlext_source"
 """Alias of a source subquery written without one."""
-
-GLOBAL_INDEX_MOVE_KEYS = {
-    "GLOBAL_SIMPLE": IndexConfig.SIMPLE_UPDATE_PARTITION_PATH,
-    "GLOBAL_BLOOM": IndexConfig.BLOOM_UPDATE_PARTITION_PATH,
-}
-"""Global index types and the key saying whether a record whose partition changed moves (Hudi
-``hoodie.simple.index.update.partition.path`` / ``hoodie.bloom.index.update.partition.path``)."""
 
 
 def unqualified(name: str) -> str:
@@ -84,8 +76,6 @@ class MergeScope:
         extra_on: the ON conjuncts beyond the key equalities, as one Spark SQL predicate, or None.
         declared: columns the catalog declares TINYINT/SMALLINT but stored as Avro int (their values are cast
             to the declared type first, as Hudi casts to the catalog schema).
-        global_index: the index finds a key in any partition; ``move_partition``: a global index moves a
-            record whose partition changed (delete + insert) instead of keeping its stored partition.
         needs_target_rows: some clause or predicate reads target columns (the target rows are joined
             rather than the key index alone).
     """
@@ -104,9 +94,7 @@ class MergeScope:
     source: DataFrame
     key_sources: dict[str, str] = field(default_factory=dict)
     extra_on: str | None = None
-    global_index: bool = False
     declared: dict[str, DataType] = field(default_factory=dict)
-    move_partition: bool = False
     needs_target_rows: bool = False
 
     @property
@@ -162,16 +150,13 @@ def _load_source(spark_sql: DataFrame, stmt: MergeInto, display: str) -> DataFra
     return source.drop(*[c for c in source.columns if c in META_FIELDS])
 
 
-def resolve(stmt: MergeInto, entry: CatalogTable, table: Table, source_df: DataFrame,
-            conf_index_type: str, move_partition: bool) -> MergeScope:
+def resolve(stmt: MergeInto, entry: CatalogTable, table: Table, source_df: DataFrame) -> MergeScope:
     """Resolve and validate a MERGE statement.
 
     Args:
         stmt: the statement.
         entry, table: the target (a Hudi table).
         source_df: ``SELECT * FROM <source>`` as Spark reads it.
-        conf_index_type: the effective ``hoodie.index.type`` (upper case).
-        move_partition: the effective ``hoodie.*.index.update.partition.path`` of a global index.
 
     Returns:
         The resolved scope.
@@ -189,10 +174,8 @@ def resolve(stmt: MergeInto, entry: CatalogTable, table: Table, source_df: DataF
         key_fields=list(table.record_key_fields), precombine=table.precombine_field or None,
         keyless=is_keyless(table.config), target_alias=stmt.target_alias or entry.name,
         source_alias=_source_alias(stmt), source=_load_source(source_df, stmt, display),
-        global_index=conf_index_type in GLOBAL_INDEX_MOVE_KEYS,
         declared=declared_narrow_types(entry, schema),
     )
-    scope.move_partition = scope.global_index and move_partition
     _check_clauses(scope, stmt.clauses)
     if not scope.keyless:
         _resolve_on(scope)
