@@ -194,6 +194,23 @@ def test_an_upsert_moving_a_key_follows_the_global_index(session: Session, table
     assert oracle(session, table_name, "id") == [(2,), (3,)]
 
 
+@pytest.mark.parametrize("kind", ["cow", pytest.param("mor", marks=pytest.mark.extended)])
+def test_a_table_with_hudis_soft_delete_column(session: Session, table_name: str, kind: str) -> None:
+    """``_hoodie_is_deleted`` as a data column (Hudi's soft deletes): a MERGE writing true deletes the record, a
+    DELETE clause deletes whatever the column says."""
+    session.sql(f"CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT, _hoodie_is_deleted BOOLEAN) USING hudi "
+                f"TBLPROPERTIES (type = '{kind}', primaryKey = 'id', preCombineField = 'ts')")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 1, false), (2, 'b', 1, false), (3, 'c', 1, false)")
+    session.sql(f"MERGE INTO {table_name} t USING (SELECT 1 AS id, 'a2' AS name, 2L AS ts, true AS _hoodie_is_deleted "
+                "UNION ALL SELECT 4, 'd', 2L, false) s ON t.id = s.id "
+                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    expected = [(2, "b", False), (3, "c", False), (4, "d", False)]
+    assert rows(session, f"SELECT id, name, _hoodie_is_deleted FROM {table_name}") == expected
+    assert oracle(session, table_name, "id", "name", "_hoodie_is_deleted") == expected
+    session.sql(f"MERGE INTO {table_name} t USING (SELECT 2 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE")
+    assert oracle(session, table_name, "id", "name", "_hoodie_is_deleted") == expected[1:]
+
+
 def test_hudi_validations_give_hudis_messages(session: Session, table_name: str) -> None:
     create(session, table_name, "cow")
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 10.0, 1)")

@@ -119,6 +119,8 @@ def _projection(scope: MergeScope, clauses: Sequence[tuple[int, MergeClause]], m
             guard = f"({guard}) AND coalesce(({condition}), false)"
         cases.append(f"WHEN {guard} THEN {i}")
     projections = [f"CASE {' '.join(cases)} ELSE -1 END AS {ACTION}"]
+    deletes = [str(i) for i, c in clauses if isinstance(c, DELETES)]
+    deleting = f"{ACTION} IN ({', '.join(deletes)})" if deletes else "false"
     for column in scope.columns:
         narrow = scope.declared.get(column.lower())
         values = " ".join(
@@ -127,11 +129,20 @@ def _projection(scope: MergeScope, clauses: Sequence[tuple[int, MergeClause]], m
                else _value(scope, column, clause))
             + f" AS {scope.types[column.lower()].simpleString()})"
             for i, clause in clauses)
-        projections.append(f"CASE {values} END AS {quote(column)}")
-    deletes = [str(i) for i, c in clauses if isinstance(c, DELETES)]
-    projections.append(f"{ACTION} IN ({', '.join(deletes)}) AS {IS_DELETED}" if deletes else f"false AS {IS_DELETED}")
+        if column.lower() == IS_DELETED:
+            # Hudi's soft-delete column: the record is a delete when a DELETE clause wrote it or it says so.
+            projections.append(f"({deleting}) OR coalesce(CASE {values} END, false) AS {IS_DELETED}")
+        else:
+            projections.append(f"CASE {values} END AS {quote(column)}")
+    if not _has_delete_column(scope):
+        projections.append(f"{deleting} AS {IS_DELETED}")
     projections += [f"{quote(T)}.{c} AS {c}" for c in STORED_LOCATION]
     return projections
+
+
+def _has_delete_column(scope: MergeScope) -> bool:
+    """Whether the table has Hudi's ``_hoodie_is_deleted`` data column (soft deletes)."""
+    return IS_DELETED in (c.lower() for c in scope.columns)
 
 
 def _stage(scope: MergeScope, joined: DataFrame) -> DataFrame:
@@ -151,7 +162,7 @@ def _apply(rows: DataFrame, projections: list[str]) -> DataFrame:
 
 def _empty_stage(scope: MergeScope, joined: DataFrame) -> DataFrame:
     T = scope.target_alias
-    cols = [F.lit(None).cast(scope.types[c.lower()]).alias(c) for c in scope.columns]
+    cols = [F.lit(None).cast(scope.types[c.lower()]).alias(c) for c in scope.columns if c.lower() != IS_DELETED]
     cols.append(F.lit(False).alias(IS_DELETED))
     cols += [F.col(f"{quote(T)}.{c}").alias(c) for c in STORED_LOCATION]
     return joined.select(*cols).filter(F.lit(False))
