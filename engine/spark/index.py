@@ -21,6 +21,7 @@ from engine.index import moves_partition
 from engine.index.bucket import BucketSpec, bucket_file_groups, bucket_ids, new_bucket_groups
 from engine.index.simple import KeyedFile, balanced_groups, files_to_index
 from engine.spark import tasks
+from engine.spark.schema import column
 from engine.table import Table
 from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
 
@@ -211,7 +212,7 @@ def _route_global(joined: DataFrame, columns: Sequence[str], move: bool) -> Data
     # stored record of a moved key.
     rows = joined.withColumn(_COPY, F.explode(F.when(moved, F.array(F.lit(0), F.lit(1))).otherwise(F.array(F.lit(0)))))
     inserted = moved & (F.col(_COPY) == 0)
-    out = [F.col(f"`{c}`") for c in columns if c not in (PARTITION_PATH, IS_DELETED)]
+    out = [column(c) for c in columns if c not in (PARTITION_PATH, IS_DELETED)]
     return rows.select(
         *out,
         F.when(inserted, F.col(PARTITION_PATH)).otherwise(stored_here).alias(PARTITION_PATH),

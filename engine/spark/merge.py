@@ -35,6 +35,7 @@ from engine.config import HoodieConfig, WriteConfig
 from engine.formats.avro_schema import META_FIELDS
 from engine.index import is_global_index, moves_partition
 from engine.spark.index import STORED_PARTITION, locate_keys
+from engine.spark.schema import column
 from engine.spark.writer import add_keys, keys_computed_in_spark, table_arrow_schema, write_dataframe
 from engine.table import Table
 from engine.write.handles import EXPRESSION_PAYLOAD
@@ -182,7 +183,7 @@ def _tagged_sides(spark: SparkSession, table: Table, spec: MergeSpec, conf: Hood
     part_columns = _lookup_partition(spec, conf, table)
     with_partition = part_columns is not None
     probe = spec.source.alias(S).select(
-        F.struct(*[F.col(f"`{c}`") for c in spec.source.columns]).alias("__src"), *spec.key_columns,
+        F.struct(*[column(c) for c in spec.source.columns]).alias("__src"), *spec.key_columns,
         *(part_columns or []))
     # With the index's locations as stored side the source is evaluated twice (its keys, then the join)
     # unless cached: caching costs more than rereading a deterministic source whose keys Spark computes, but a
@@ -233,7 +234,7 @@ def _route(staged: DataFrame, table: Table, conf: HoodieConfig, data_schema: pa.
     old = stay | (F.col(_COPY) == 1)
     data_columns: Sequence[str] = [c for c in staged.columns if c not in (IS_DELETED, *STORED_LOCATION)]
     return rows.select(
-        *[F.col(f"`{c}`") for c in data_columns],
+        *[column(c) for c in data_columns],
         F.when(old, F.col(STORED_KEY)).otherwise(F.col(RECORD_KEY)).cast(StringType()).alias(RECORD_KEY),
         F.when(old, F.col(STORED_PARTITION)).otherwise(F.col(PARTITION_PATH)).cast(StringType()).alias(PARTITION_PATH),
         F.when(old, F.col(STORED_FILE_ID)).otherwise(F.lit(None)).cast(StringType()).alias(FILE_ID),

@@ -4,6 +4,8 @@ stores (timestamps with a time zone are UTC instants, as Hudi stores them)."""
 from __future__ import annotations
 
 import pyarrow as pa
+from pyspark.sql import Column
+from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
@@ -46,3 +48,8 @@ def table_spark_schema(table: Table, as_of: str | None = None) -> StructType:
     if avro is None:
         return StructType([])
     return arrow_to_spark(avro_to_arrow(add_meta_fields(avro)))
+
+
+def column(name: str) -> Column:
+    """The column named exactly ``name`` (back-quoted: dots and backticks in the name are part of it)."""
+    return F.col("`" + name.replace("`", "``") + "`")

@@ -1,8 +1,9 @@
 """UPDATE and DELETE on Hudi tables (Hudi ``UpdateHoodieTableCommand`` / ``DeleteHoodieTableCommand``).
 
-Both read the matching rows of the latest snapshot with their meta columns and write them back as a
-*prepped* upsert: record keys, partition paths and file groups come from the ``_hoodie_*`` columns, so
-no index lookup is needed, and tables without a primary key (auto-generated keys) work the same way.
+Both read the matching rows of the latest snapshot with their meta columns and hand them to the engine's
+prepped write (:mod:`engine.spark.prepped`): record keys, partition paths and file groups come from the
+``_hoodie_*`` columns, so no index lookup is needed, and tables without a primary key (auto-generated keys)
+work the same way.
 UPDATE replaces the assigned columns (others are carried over, assigned values cast to the column types);
 as Hudi it refuses assignments to record key and partition columns. DELETE flags the rows
 ``_hoodie_is_deleted`` and removes them whatever their ordering value (a ``delete`` operation).
@@ -16,12 +17,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.utils import AnalysisException
 
-from engine.formats.avro_schema import META_FIELDS
+from engine.spark.prepped import delete_stored_rows, update_stored_rows
 from engine.spark.schema import table_data_schema
-from engine.spark.writer import add_keys, table_arrow_schema, write_dataframe
 from engine.table import Table
-from engine.write.operation import WriteOperation
-from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from sqlext.catalog import CatalogTable, declared_narrow_types, quote
 from sqlext.commands.options import write_options
 from sqlext.commands.post_commit import after_write
@@ -43,17 +41,6 @@ def _matching_rows(ctx: CommandContext, entry: CatalogTable, table: Table, alias
         except AnalysisException as exc:
             raise SqlAnalysisError(f"{verb} {entry.display}: {summarize(exc)}") from exc
     return df
-
-
-def _locate(df: DataFrame, table: Table, conf_options: dict[str, str]) -> DataFrame:
-    """Add the prepped-write columns from the meta columns (keys recomputed for tables without meta
-    fields)."""
-    located = df.withColumn(FILE_ID, F.split(F.col(META_FIELDS[4]), "_").getItem(0))
-    if table.populate_meta_fields:
-        return located
-    conf = table.config.overlay(conf_options)
-    stripped = located.drop(RECORD_KEY, PARTITION_PATH)
-    return add_keys(stripped, table, conf, table_arrow_schema(table))
 
 
 def update_table(ctx: CommandContext, stmt: UpdateTable) -> DataFrame:
@@ -90,13 +77,10 @@ def update_table(ctx: CommandContext, stmt: UpdateTable) -> DataFrame:
             expr = assigned_value.cast(field.dataType)
         projected.append(expr.alias(field.name))
     options = write_options(spark, entry, table)
-    located = _locate(rows, table, options)
     try:
-        updated = located.select(*projected, F.col(RECORD_KEY), F.col(PARTITION_PATH), F.col(FILE_ID))
-        updated.schema  # noqa: B018
+        metrics = update_stored_rows(spark, table, rows, projected, options)
     except AnalysisException as exc:
         raise SqlAnalysisError(f"UPDATE {entry.display}: {summarize(exc)}") from exc
-    metrics = write_dataframe(spark, table, updated, WriteOperation.UPSERT, options, prepped=True)
     return after_write(ctx, entry, table, options, metrics)
 
 
@@ -106,10 +90,5 @@ def delete_from(ctx: CommandContext, stmt: DeleteFrom) -> DataFrame:
     entry, table = ctx.catalog.require_hudi(stmt.table)
     rows = _matching_rows(ctx, entry, table, stmt.alias, stmt.where_sql, "DELETE FROM")
     options = write_options(spark, entry, table)
-    located = _locate(rows, table, options)
-    doomed = located.select(
-        *[F.col(quote(f.name)) for f in table_data_schema(table).fields],
-        F.col(RECORD_KEY), F.col(PARTITION_PATH), F.col(FILE_ID), F.lit(True).alias(IS_DELETED),
-    )
-    metrics = write_dataframe(spark, table, doomed, WriteOperation.DELETE, options, prepped=True)
+    metrics = delete_stored_rows(spark, table, rows, [f.name for f in table_data_schema(table).fields], options)
     return after_write(ctx, entry, table, options, metrics)
