@@ -241,12 +241,26 @@ class BaseFileWriter:
         """Whether the file is still below ``hoodie.parquet.max.file.size`` (Hudi ``canWrite``)."""
         return self.bytes_written < self._max_file_size
 
-    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+    def continue_keys(self, bloom: BloomFilter, min_key: str, max_key: str) -> None:
+        """Start the file's bloom filter and key range from those of the base file this one rewrites (a merge
+        that keeps every stored record): :meth:`write` with ``new_keys`` then adds only those keys. Call before
+        the first write.
+
+        Raises:
+            StorageError: rows were written already.
+        """
+        if self._num_rows:
+            raise StorageError(f"base file {self.path}: key tracking can only be seeded before the first write")
+        self._bloom, self._min_key, self._max_key = bloom, min_key, max_key
+
+    def write(self, batch: pa.RecordBatch | pa.Table, new_keys: pa.Array | None = None) -> None:
         """Append rows.
 
         Args:
             batch: rows with exactly ``arrow_schema_with_meta``'s columns (meta columns filled by the
                 caller; ``_hoodie_record_key`` non-null when meta fields are populated).
+            new_keys: after :meth:`continue_keys`, the keys of ``batch`` the seeded filter and range do not
+                hold yet (only these are added); None adds every key of ``batch``.
 
         Raises:
             SchemaMismatch: columns differ or a value cannot be cast to the file's type.
@@ -263,7 +277,7 @@ class BaseFileWriter:
             return
         table = conform_table(table, self._file_schema, fill_missing=False, context=self.path)
         if self._populate_meta_fields:
-            self._track_keys(table.column(RECORD_KEY_FIELD))
+            self._track_keys(table.column(RECORD_KEY_FIELD) if new_keys is None else pa.chunked_array([new_keys]))
         self._pending.append(table)
         self._pending_bytes += table.nbytes
         self._num_rows += table.num_rows
@@ -271,6 +285,8 @@ class BaseFileWriter:
             self._flush()
 
     def _track_keys(self, keys: pa.ChunkedArray) -> None:
+        if not len(keys):
+            return
         if keys.null_count:
             raise InvalidRecordKey(f"base file {self.path}: {keys.null_count} row(s) have a null "
                                    f"{RECORD_KEY_FIELD}")

@@ -24,11 +24,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.config import HoodieConfig, TableConfig, WriteConfig
-from engine.errors import WriteError
+from engine.errors import EngineError, WriteError
 from engine.filegroup.naming import base_file_name, new_file_id
 from engine.filegroup.partition_metadata import write_partition_metadata
 from engine.formats.avro_schema import META_FIELDS
-from engine.formats.base_file import BaseFileWriter, read_base_file
+from engine.formats.base_file import (
+    BLOOM_FILTER_KEY,
+    BLOOM_FILTER_TYPE_CODE_KEY,
+    MAX_RECORD_KEY,
+    MIN_RECORD_KEY,
+    BaseFileWriter,
+    read_base_file,
+    read_footer,
+)
+from engine.formats.bloom import (
+    BloomFilter,
+    DynamicBloomFilter,
+    bloom_filter_from_config,
+    deserialize_bloom_filter,
+)
 from engine.formats.conform import conform_table, field_values
 from engine.keygen import KeyGenerator
 from engine.read.base_reader import base_file_instant
@@ -267,6 +281,28 @@ def _stored_keys(ctx: WriteContext, old: pa.Table) -> pa.Array:
     return KeyGenerator.from_config(ctx.conf).record_keys(old)
 
 
+def _stored_key_index(ctx: WriteContext, existing: ExistingFileGroup) -> tuple[BloomFilter, str, str] | None:
+    """The bloom filter and min/max record keys of ``existing``'s footer, when the filter is the kind the write
+    config makes (type, size, hashes; a dynamic filter then grows to ``hoodie.bloom.index.filter.dynamic.max.entries``
+    as a new one would); else None (the writer builds them afresh)."""
+    try:
+        footer = read_footer(ctx.storage, existing.base_file_path)
+        text, low, high = footer.get(BLOOM_FILTER_KEY), footer.get(MIN_RECORD_KEY), footer.get(MAX_RECORD_KEY)
+        if not text or low is None or high is None:
+            return None
+        stored = deserialize_bloom_filter(text, footer.get(BLOOM_FILTER_TYPE_CODE_KEY))
+    except EngineError:
+        return None  # the writer hashes every key, as for any other file
+    fresh = bloom_filter_from_config(ctx.conf)
+    if (stored.type_code, stored.vector_size, stored.nb_hash) != (fresh.type_code, fresh.vector_size, fresh.nb_hash):
+        return None
+    if isinstance(stored, DynamicBloomFilter) and isinstance(fresh, DynamicBloomFilter):
+        if stored.num_entries != fresh.num_entries:
+            return None
+        stored.max_entries = fresh.max_entries
+    return stored, low, high
+
+
 def merge_file_group(
     ctx: WriteContext, existing: ExistingFileGroup, records: pa.Table, task: TaskIdentity
 ) -> list[WriteStat]:
@@ -350,9 +386,16 @@ def merge_file_group(
         output = output.set_column(seq_at, COMMIT_SEQNO,
                                    pc.if_else(pa.array(new_positions), fresh, output.column(seq_at)))
 
+    # A merge that keeps every stored record extends the stored file's bloom filter and key range with the
+    # inserted keys rather than hashing every key again (the filter then holds the same keys).
+    carried = _stored_key_index(ctx, existing) if ctx.populate_meta_fields and not is_delete_for_old.any() else None
     writer = open_base_writer(ctx, existing.partition_path, file_name, IOType.MERGE, task)
     try:
-        writer.write(output)
+        if carried is not None:
+            writer.continue_keys(*carried)
+            writer.write(output, new_keys=incoming_keys.take(pa.array(inserts, pa.int64())))
+        else:
+            writer.write(output)
     finally:
         stats = writer.close()
     cdc_stats = None

@@ -17,6 +17,7 @@ from engine.write.handles import (
     EXPRESSION_PAYLOAD,
     TaskIdentity,
     WriteContext,
+    _stored_key_index,
     create_file_group,
     merge_file_group,
 )
@@ -75,3 +76,42 @@ def test_merge_update_with_smaller_ordering_keeps_the_stored_row(tmp_path: Path)
     [merged] = merge_file_group(later, fg, records([("a", 4, "older"), ("b", 6, "newer")]), TaskIdentity())
     rows = read_base_file(later.storage, str(tmp_path / merged.path)).to_pylist()
     assert [(r["id"], r["v"]) for r in rows] == [("a", "stored"), ("b", "newer")]
+
+
+@pytest.mark.parametrize("filter_type", ["DYNAMIC_V0", "SIMPLE"])
+@pytest.mark.parametrize("deleting", [False, True])
+def test_a_merged_file_carries_a_bloom_filter_and_key_range_of_exactly_its_keys(
+        tmp_path: Path, filter_type: str, deleting: bool) -> None:
+    """A merge that keeps every stored record extends the stored file's filter with the inserted keys; one that
+    deletes builds it afresh. Either way every key of the new file passes the filter, the footer's range is the
+    keys' (Java order), and the filter is the configured kind."""
+    from engine.formats.base_file import (
+        BLOOM_FILTER_KEY,
+        BLOOM_FILTER_TYPE_CODE_KEY,
+        MAX_RECORD_KEY,
+        MIN_RECORD_KEY,
+        java_min_max,
+        read_footer,
+    )
+    from engine.formats.bloom import deserialize_bloom_filter
+
+    ctx = context(tmp_path, EXPRESSION_PAYLOAD)
+    props = {**ctx.props, "hoodie.bloom.index.filter.type": filter_type}
+    ctx = WriteContext(ctx.storage, ctx.base_path, ctx.instant_time, ctx.data_schema, ctx.avro_schema, props)
+    stored = [(f"k{i:03d}", 1, "stored") for i in range(0, 200, 2)]
+    [created] = create_file_group(ctx, "p=a", "fg-1", records(stored), TaskIdentity())
+    later = WriteContext(ctx.storage, ctx.base_path, "20240101000000003", ctx.data_schema, ctx.avro_schema, props)
+    fg = ExistingFileGroup("p=a", "fg-1", str(tmp_path / created.path), ctx.instant_time, 1)
+    assert _stored_key_index(later, fg) is not None  # the stored filter is the configured kind: it is carried on
+    incoming = [("k010", 2, "updated"), ("k001", 2, "new"), ("k999", 2, "new"), ("a", 2, "new")]
+    [merged] = merge_file_group(later, fg, records(incoming + ([("k000", 3, "x")] if deleting else []),
+                                                   deleted=[False] * 4 + ([True] if deleting else [])),
+                                TaskIdentity())
+    path = str(tmp_path / merged.path)
+    keys = read_base_file(later.storage, path).column("_hoodie_record_key").combine_chunks()
+    assert ("k000" in keys.to_pylist()) is not deleting and {"k001", "k999", "a"} <= set(keys.to_pylist())
+    footer = read_footer(later.storage, path)
+    bloom = deserialize_bloom_filter(footer[BLOOM_FILTER_KEY], footer.get(BLOOM_FILTER_TYPE_CODE_KEY))
+    assert bloom.might_contain_many(keys).all()
+    assert (footer[MIN_RECORD_KEY], footer[MAX_RECORD_KEY]) == java_min_max(keys)
+    assert footer.get(BLOOM_FILTER_TYPE_CODE_KEY, "") == ("DYNAMIC_V0" if filter_type == "DYNAMIC_V0" else "")
