@@ -409,7 +409,14 @@ def read_footer(storage: Storage, path: str) -> dict[str, str]:
 
 def read_base_file(storage: Storage, path: str, columns: list[str] | None = None,
                    *, normalize: bool = True) -> pa.Table:
-    """Read a base file (any writer: Java parquet-avro or :class:`BaseFileWriter`).
+    """Read a base file (any writer: Java parquet-avro or :class:`BaseFileWriter`); arguments and errors as
+    :func:`read_base_file_with_footer`."""
+    return read_base_file_with_footer(storage, path, columns, normalize=normalize)[0]
+
+
+def read_base_file_with_footer(storage: Storage, path: str, columns: list[str] | None = None,
+                               *, normalize: bool = True) -> tuple[pa.Table, dict[str, str]]:
+    """Read a base file and its footer key/value metadata (decoded as UTF-8) in one open.
 
     Args:
         storage: storage holding the file.
@@ -436,11 +443,11 @@ def read_base_file(storage: Storage, path: str, columns: list[str] | None = None
             raise CorruptFile(f"cannot read parquet file {path}: {exc}") from exc
         footer = _decode_footer(parquet.metadata.metadata)
     if not normalize or PARQUET_AVRO_SCHEMA not in footer:
-        return table
+        return table, footer
     target = avro_to_arrow(parse_avro_schema(footer[PARQUET_AVRO_SCHEMA]))
     wanted = columns if columns is not None else table.column_names
     fields = [target.field(name) if name in target.names else table.schema.field(name) for name in wanted]
-    return conform_table(table, pa.schema(fields), fill_missing=False, context=path)
+    return conform_table(table, pa.schema(fields), fill_missing=False, context=path), footer
 
 
 def read_record_keys(storage: Storage, path: str) -> pa.Array:
@@ -463,7 +470,15 @@ def read_bloom_filter(storage: Storage, path: str) -> BloomFilter | None:
     Raises:
         StorageError / CorruptFile: unreadable file or malformed filter.
     """
-    footer = read_footer(storage, path)
+    return footer_bloom_filter(read_footer(storage, path), path)
+
+
+def footer_bloom_filter(footer: Mapping[str, str], path: str) -> BloomFilter | None:
+    """The bloom filter of a base file's decoded footer (:func:`read_footer`), or ``None`` when it has none.
+
+    Raises:
+        CorruptFile: a malformed filter (``path`` named).
+    """
     text = footer.get(BLOOM_FILTER_KEY) or footer.get(OLD_BLOOM_FILTER_KEY)
     if not text:
         return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -29,20 +30,13 @@ from engine.filegroup.naming import base_file_name, new_file_id
 from engine.filegroup.partition_metadata import write_partition_metadata
 from engine.formats.avro_schema import META_FIELDS
 from engine.formats.base_file import (
-    BLOOM_FILTER_KEY,
-    BLOOM_FILTER_TYPE_CODE_KEY,
     MAX_RECORD_KEY,
     MIN_RECORD_KEY,
     BaseFileWriter,
-    read_base_file,
-    read_footer,
+    footer_bloom_filter,
+    read_base_file_with_footer,
 )
-from engine.formats.bloom import (
-    BloomFilter,
-    DynamicBloomFilter,
-    bloom_filter_from_config,
-    deserialize_bloom_filter,
-)
+from engine.formats.bloom import BloomFilter, DynamicBloomFilter, bloom_filter_from_config
 from engine.formats.conform import conform_table, field_values
 from engine.keygen import KeyGenerator
 from engine.read.base_reader import base_file_instant
@@ -281,18 +275,18 @@ def _stored_keys(ctx: WriteContext, old: pa.Table) -> pa.Array:
     return KeyGenerator.from_config(ctx.conf).record_keys(old)
 
 
-def _stored_key_index(ctx: WriteContext, existing: ExistingFileGroup) -> tuple[BloomFilter, str, str] | None:
-    """The bloom filter and min/max record keys of ``existing``'s footer, when the filter is the kind the write
-    config makes (type, size, hashes; a dynamic filter then grows to ``hoodie.bloom.index.filter.dynamic.max.entries``
-    as a new one would); else None (the writer builds them afresh)."""
+def _stored_key_index(ctx: WriteContext, footer: Mapping[str, str], path: str) -> tuple[BloomFilter, str, str] | None:
+    """The bloom filter and min/max record keys of a stored base file's ``footer``, when the filter is the kind
+    the write config makes (type, size, hashes; a dynamic filter then grows to
+    ``hoodie.bloom.index.filter.dynamic.max.entries`` as a new one would); else None (the writer builds them
+    afresh)."""
+    low, high = footer.get(MIN_RECORD_KEY), footer.get(MAX_RECORD_KEY)
     try:
-        footer = read_footer(ctx.storage, existing.base_file_path)
-        text, low, high = footer.get(BLOOM_FILTER_KEY), footer.get(MIN_RECORD_KEY), footer.get(MAX_RECORD_KEY)
-        if not text or low is None or high is None:
-            return None
-        stored = deserialize_bloom_filter(text, footer.get(BLOOM_FILTER_TYPE_CODE_KEY))
+        stored = footer_bloom_filter(footer, path)
     except EngineError:
         return None  # the writer hashes every key, as for any other file
+    if stored is None or low is None or high is None:
+        return None
     fresh = bloom_filter_from_config(ctx.conf)
     if (stored.type_code, stored.vector_size, stored.nb_hash) != (fresh.type_code, fresh.vector_size, fresh.nb_hash):
         return None
@@ -330,7 +324,7 @@ def merge_file_group(
     if ctx.conf.get(WriteConfig.COMBINE_BEFORE_UPSERT):
         records = dedupe_by_key(records, ctx.precombine_field)
     try:
-        old = read_base_file(ctx.storage, existing.base_file_path)
+        old, footer = read_base_file_with_footer(ctx.storage, existing.base_file_path)
     except Exception as exc:  # noqa: BLE001 - any read failure aborts this file group's write
         raise WriteError(
             f"cannot read base file {existing.base_file_path} of file group {existing.file_id} "
@@ -388,7 +382,8 @@ def merge_file_group(
 
     # A merge that keeps every stored record extends the stored file's bloom filter and key range with the
     # inserted keys rather than hashing every key again (the filter then holds the same keys).
-    carried = _stored_key_index(ctx, existing) if ctx.populate_meta_fields and not is_delete_for_old.any() else None
+    carried = (_stored_key_index(ctx, footer, existing.base_file_path)
+               if ctx.populate_meta_fields and not is_delete_for_old.any() else None)
     writer = open_base_writer(ctx, existing.partition_path, file_name, IOType.MERGE, task)
     try:
         if carried is not None:

@@ -102,7 +102,8 @@ def test_a_merged_file_carries_a_bloom_filter_and_key_range_of_exactly_its_keys(
     [created] = create_file_group(ctx, "p=a", "fg-1", records(stored), TaskIdentity())
     later = WriteContext(ctx.storage, ctx.base_path, "20240101000000003", ctx.data_schema, ctx.avro_schema, props)
     fg = ExistingFileGroup("p=a", "fg-1", str(tmp_path / created.path), ctx.instant_time, 1)
-    assert _stored_key_index(later, fg) is not None  # the stored filter is the configured kind: it is carried on
+    # the stored filter is the configured kind: it is carried on
+    assert _stored_key_index(later, read_footer(later.storage, fg.base_file_path), fg.base_file_path) is not None
     incoming = [("k010", 2, "updated"), ("k001", 2, "new"), ("k999", 2, "new"), ("a", 2, "new")]
     [merged] = merge_file_group(later, fg, records(incoming + ([("k000", 3, "x")] if deleting else []),
                                                    deleted=[False] * 4 + ([True] if deleting else [])),
