@@ -33,8 +33,9 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engine.config import HoodieConfig, IndexConfig, LockConfig
+from engine.config import HoodieConfig, LockConfig
 from engine.errors import CommitConflict, ConfigError
+from engine.index import index_type
 from engine.timeline.active import ActiveTimeline
 from engine.timeline.avro_serde import deserialize
 from engine.timeline.commit_metadata import CommitMetadata
@@ -139,7 +140,7 @@ def strategy_name(conf: HoodieConfig) -> str:
     key = LockConfig.CONFLICT_RESOLUTION_STRATEGY.key
     name = conf.raw(LockConfig.CONFLICT_RESOLUTION_STRATEGY)
     if not name:
-        name = BUCKET_STRATEGY if conf.get(IndexConfig.TYPE).strip().upper() == "BUCKET" else SIMPLE_STRATEGY
+        name = BUCKET_STRATEGY if index_type(conf) == "BUCKET" else SIMPLE_STRATEGY
     name = name.strip()
     if name not in (SIMPLE_STRATEGY, BUCKET_STRATEGY):
         raise ConfigError(f"{key}={name} is not supported: the supported strategies are {SIMPLE_STRATEGY} and "

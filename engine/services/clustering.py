@@ -40,6 +40,7 @@ from engine.filegroup.naming import parse_base_file_name, parse_log_file_name
 from engine.filegroup.slices import FileSlice
 from engine.filegroup.view import FileSystemView
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
+from engine.index import index_type
 from engine.metadata_table import refuse_metadata_table
 from engine.schema.history import LATEST_SCHEMA, SchemaEvolution, avro_of
 from engine.table import Table
@@ -324,7 +325,7 @@ def refuse_bucket_clustering(conf: HoodieConfig, where: str) -> None:
     Raises:
         ConfigError: ``hoodie.index.type=BUCKET``.
     """
-    if conf.get(IndexConfig.TYPE).strip().upper() == "BUCKET":
+    if index_type(conf) == "BUCKET":
         raise ConfigError(f"Clustering is not supported for bucket index ({IndexConfig.TYPE.key}=BUCKET, {where})")
 
 

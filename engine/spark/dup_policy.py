@@ -8,7 +8,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from engine import errors
-from engine.config import HoodieConfig, IndexConfig, WriteConfig
+from engine.config import HoodieConfig, WriteConfig
+from engine.index import is_global_index
 from engine.table import Table
 from engine.write.prepare import PARTITION_PATH, RECORD_KEY
 
@@ -43,8 +44,7 @@ def apply_dup_policy(table: Table, keyed: DataFrame, stored: DataFrame, conf: Ho
     """
     if policy == "none":
         return keyed
-    global_index = conf.get(IndexConfig.TYPE).strip().upper().startswith("GLOBAL")
-    on = [RECORD_KEY] if global_index else [RECORD_KEY, PARTITION_PATH]
+    on = [RECORD_KEY] if is_global_index(conf) else [RECORD_KEY, PARTITION_PATH]
     stored = stored.select(*on).distinct()
     if policy == "drop":
         return keyed.join(stored, on=on, how="left_anti")

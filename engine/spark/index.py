@@ -15,9 +15,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, StringType, StructField, StructType
 
 from engine import errors
-from engine.config import HoodieConfig, IndexConfig, TableConfig
+from engine.config import HoodieConfig, TableConfig
 from engine.filegroup.naming import parse_log_file_name
-from engine.index import moves_partition
+from engine.index import index_type, is_global_index, moves_partition
 from engine.index.bucket import BucketSpec, bucket_file_groups, bucket_ids, new_bucket_groups
 from engine.index.simple import KeyedFile, balanced_groups, files_to_index
 from engine.spark import tasks
@@ -72,7 +72,7 @@ def existing_key_locations(
     if in_python:
         # One task per group of files of about equal size; the groups travel in the function.
         groups = balanced_groups(in_python, spark.sparkContext.defaultParallelism * 2)
-        bloom = conf.get(IndexConfig.TYPE).upper() in BLOOM_INDEX_TYPES
+        bloom = index_type(conf) in BLOOM_INDEX_TYPES
         frames.append(spark.range(len(groups), numPartitions=len(groups)).mapInArrow(
             tasks.read_keys_fn(table.storage, conf.as_dict(), groups, wanted, by_partition, bloom), schema))
     result = frames[0]
@@ -152,13 +152,13 @@ def tag_locations(
     Raises:
         ConfigError: another index type.
     """
-    index_type = conf.get(IndexConfig.TYPE).upper()
-    if index_type not in ("SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM"):
-        raise errors.ConfigError(f"hoodie.index.type={index_type} is not supported for table "
+    kind = index_type(conf)
+    if kind not in ("SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM"):
+        raise errors.ConfigError(f"hoodie.index.type={kind} is not supported for table "
                                  f"{table.base_path} (supported: SIMPLE, BLOOM, GLOBAL_SIMPLE, GLOBAL_BLOOM)")
-    is_global = index_type.startswith("GLOBAL_")
+    is_global = is_global_index(conf)
     stored = None
-    if index_type in BLOOM_INDEX_TYPES:
+    if kind in BLOOM_INDEX_TYPES:
         incoming = keyed.select(RECORD_KEY, PARTITION_PATH).distinct()
         if incoming.count() <= BLOOM_BROADCAST_MAX_KEYS:
             pairs = incoming.toArrow()

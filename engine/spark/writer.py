@@ -33,10 +33,11 @@ from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, St
 from engine import errors
 from engine.auto_keys import is_keyless, validate_auto_key_config
 from engine.concurrency.transaction import forget_start
-from engine.config import HoodieConfig, IndexConfig, TableConfig, WriteConfig, parse_list
+from engine.config import HoodieConfig, TableConfig, WriteConfig, parse_list
 from engine.errors import EngineError, WriteError
 from engine.filegroup.partition_metadata import check_partition_layout
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
+from engine.index import index_type
 from engine.keygen import KeyGenerator
 from engine.schema.history import SchemaEvolution
 from engine.services.post_commit import check_services_supported, run_post_commit
@@ -388,7 +389,7 @@ def _is_completed(table: Table, instant_time: str) -> bool:
 
 
 def _is_bucket_index(conf: HoodieConfig) -> bool:
-    return conf.get(IndexConfig.TYPE).strip().upper() == "BUCKET"
+    return index_type(conf) == "BUCKET"
 
 
 def _bulk_insert(

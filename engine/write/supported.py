@@ -4,8 +4,9 @@ starts, naming the key, rather than writing a table that does not do what its co
 from __future__ import annotations
 
 from engine import errors
-from engine.config import HoodieConfig, IndexConfig, TableConfig
+from engine.config import HoodieConfig, TableConfig
 from engine.formats.cdc import SupplementalLoggingMode
+from engine.index import index_type
 from engine.index.bucket import BucketSpec
 from engine.metadata_table import refuse_metadata_table
 from engine.table import Table
@@ -33,12 +34,12 @@ def check_write_supported(table: Table, conf: HoodieConfig) -> None:
             engine maintains no metadata table: :mod:`engine.metadata_table`).
     """
     refuse_metadata_table(conf, table)
-    index_type = conf.get(IndexConfig.TYPE).strip().upper()
-    if index_type not in SUPPORTED_INDEX_TYPES:
+    kind = index_type(conf)
+    if kind not in SUPPORTED_INDEX_TYPES:
         raise errors.ConfigError(
-            f"hoodie.index.type={index_type} is not supported for table {table.base_path} "
+            f"hoodie.index.type={kind} is not supported for table {table.base_path} "
             f"(supported: {', '.join(SUPPORTED_INDEX_TYPES)}); nothing was written")
-    if index_type == "BUCKET":
+    if kind == "BUCKET":
         BucketSpec.from_config(conf, table.base_path)
     cdc_wanted, cdc_stored = conf.get(TableConfig.CDC_ENABLED), table.config.get(TableConfig.CDC_ENABLED)
     if cdc_wanted != cdc_stored:
