@@ -28,6 +28,9 @@ from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
 BLOOM_INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM")
 BUCKET_ID = "_hoodie_bucket_id"
 """Column of a record's bucket number while the bucket index tags it."""
+STORED_PARTITION = "_hoodie_stored_partition_path"
+"""Column of the partition path where a global index found a key, while it tags."""
+_COPY = "_hoodie_partition_move_copy"
 BLOOM_BROADCAST_MAX_KEYS = 2_000_000
 """Incoming keys a bloom-index lookup broadcasts to its tasks; a larger write is tagged by the simple index's
 join (the same answer, every stored key read)."""
@@ -189,11 +192,6 @@ def tag_locations(
     return tagged
 
 
-STORED_PARTITION = "_hoodie_stored_partition_path"
-"""Partition path where a global index found a key, while it tags."""
-_COPY = "_hoodie_partition_move_copy"
-
-
 def _route_global(joined: DataFrame, columns: Sequence[str], move: bool) -> DataFrame:
     """Records a global index found (``STORED_PARTITION`` and ``_hoodie_file_id`` set) routed by Hudi's
     ``HoodieIndexUtils.mergeForPartitionUpdatesIfNeeded``: a record whose partition path changed is, with ``move``
@@ -208,17 +206,23 @@ def _route_global(joined: DataFrame, columns: Sequence[str], move: bool) -> Data
         else F.lit(False)
     moved = F.col(STORED_PARTITION).isNotNull() & ~F.col(PARTITION_PATH).eqNullSafe(F.col(STORED_PARTITION)) \
         & ~is_delete
-    # Copy 0 is the record as written (an insert into its new partition when it moved); copy 1 deletes the
-    # stored record of a moved key.
-    rows = joined.withColumn(_COPY, F.explode(F.when(moved, F.array(F.lit(0), F.lit(1))).otherwise(F.array(F.lit(0)))))
-    inserted = moved & (F.col(_COPY) == 0)
+    rows, delete_copy = with_moved_copies(joined, moved)
+    inserted = moved & ~delete_copy
     out = [column(c) for c in columns if c not in (PARTITION_PATH, IS_DELETED)]
     return rows.select(
         *out,
         F.when(inserted, F.col(PARTITION_PATH)).otherwise(stored_here).alias(PARTITION_PATH),
-        (is_delete | (F.col(_COPY) == 1)).alias(IS_DELETED),
+        (is_delete | delete_copy).alias(IS_DELETED),
         F.when(inserted, F.lit(None).cast(StringType())).otherwise(F.col(FILE_ID)).alias(FILE_ID),
     )
+
+
+def with_moved_copies(rows: DataFrame, moved: Column) -> tuple[DataFrame, Column]:
+    """``rows`` with every row where ``moved`` holds written twice, as a record moving partition is (Hudi
+    ``HoodieIndexUtils.mergeForPartitionUpdatesIfNeeded``): the first copy is the record in its new partition,
+    the second deletes the stored record. Returns the rows and the Column true on the second copies."""
+    doubled = rows.withColumn(_COPY, F.explode(F.when(moved, F.array(F.lit(0), F.lit(1))).otherwise(F.array(F.lit(0)))))
+    return doubled, F.col(_COPY) == 1
 
 
 def bucket_id_column(spec: BucketSpec, key: str = RECORD_KEY) -> Column:

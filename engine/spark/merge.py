@@ -34,7 +34,7 @@ from pyspark.sql.types import BooleanType, StringType
 from engine.config import HoodieConfig, WriteConfig
 from engine.formats.avro_schema import META_FIELDS
 from engine.index import is_global_index, moves_partition
-from engine.spark.index import STORED_PARTITION, locate_keys
+from engine.spark.index import STORED_PARTITION, locate_keys, with_moved_copies
 from engine.spark.schema import column
 from engine.spark.writer import add_keys, keys_computed_in_spark, table_arrow_schema, write_dataframe
 from engine.table import Table
@@ -52,7 +52,6 @@ STORED_LOCATION = (STORED_KEY, STORED_PARTITION, STORED_FILE_ID)
 """The stored record's location columns a clause projection must keep (:meth:`MergeSpec.stage`)."""
 INCOMING_KEY = "_hoodie_incoming_record_key"
 INCOMING_PARTITION = "_hoodie_incoming_partition_path"
-_COPY = "_hoodie_merge_copy"
 
 
 @dataclass
@@ -227,16 +226,13 @@ def _route(staged: DataFrame, table: Table, conf: HoodieConfig, data_schema: pa.
     else:
         stay = located & (is_delete | same | F.lit(global_index and not move_partition))
         move = located & ~is_delete & ~same & F.lit(move_partition)
-    # A moved record is written twice: copy 0 inserts it in its new partition, copy 1 deletes it from its
-    # stored one.
-    copies = F.when(move, F.array(F.lit(0), F.lit(1))).otherwise(F.array(F.lit(0)))
-    rows = keyed.withColumn(_COPY, F.explode(copies))
-    old = stay | (F.col(_COPY) == 1)
+    rows, delete_copy = with_moved_copies(keyed, move)
+    old = stay | delete_copy
     data_columns: Sequence[str] = [c for c in staged.columns if c not in (IS_DELETED, *STORED_LOCATION)]
     return rows.select(
         *[column(c) for c in data_columns],
         F.when(old, F.col(STORED_KEY)).otherwise(F.col(RECORD_KEY)).cast(StringType()).alias(RECORD_KEY),
         F.when(old, F.col(STORED_PARTITION)).otherwise(F.col(PARTITION_PATH)).cast(StringType()).alias(PARTITION_PATH),
         F.when(old, F.col(STORED_FILE_ID)).otherwise(F.lit(None)).cast(StringType()).alias(FILE_ID),
-        (is_delete | (F.col(_COPY) == 1)).cast(BooleanType()).alias(IS_DELETED),
+        (is_delete | delete_copy).cast(BooleanType()).alias(IS_DELETED),
     )
