@@ -5,7 +5,13 @@ Prints one JSON document: per shape the seconds of every timed run, their median
 ``ratio = spark_parquet_median / hudi_median`` (the issue's target: >= 0.9). Each side runs once as a warm-up
 first; every Hudi table's row count is checked against the source.
 
-A third side, ``python_floor``, is the least any writer running in Python tasks can cost: the same rows handed to
+A third side, ``spark_parquet_meta``, is Spark writing the same rows plus Hudi's five meta columns
+(``_hoodie_commit_time``, ``_hoodie_commit_seqno``, ``_hoodie_record_key``, ``_hoodie_partition_path``,
+``_hoodie_file_name``, with the values Hudi gives them, computed as Spark expressions) as plain parquet: what any
+writer of Hudi's file layout costs at Spark's own speed, bloom filter aside; ``meta_ratio = spark_parquet_median /
+spark_parquet_meta_median`` bounds the ratio any such writer, Hudi's own row writer included, can reach.
+
+A fourth side, ``python_floor``, is the least any writer running in Python tasks can cost: the same rows handed to
 a ``mapInArrow`` function that only counts them (Spark's conversion of its rows to Arrow and their transfer to the
 Python worker); ``floor_ratio = spark_parquet_median / python_floor_median`` bounds what such a writer can reach.
 
@@ -83,6 +89,31 @@ def main(argv: list[str] | None = None) -> int:
             writer.parquet(str(target))
             return time.monotonic() - start
 
+        def plain_meta(partition: str | None) -> float:
+            from pyspark.sql import functions as F
+
+            target = Path(work) / "plain_meta"
+            shutil.rmtree(target, ignore_errors=True)
+            instant = "20261126150000000"
+            source = spark.sql(select)
+            part_value = F.concat(F.lit(f"{partition}="), F.col(partition).cast("string")) if partition else F.lit("")
+            with_meta = source.select(
+                F.lit(instant).alias("_hoodie_commit_time"),
+                F.concat(F.lit(instant + "_"), F.spark_partition_id().cast("string"), F.lit("_"),
+                         F.monotonically_increasing_id().cast("string")).alias("_hoodie_commit_seqno"),
+                F.concat(F.lit("l_orderkey:"), F.col("l_orderkey").cast("string"), F.lit(",l_linenumber:"),
+                         F.col("l_linenumber").cast("string")).alias("_hoodie_record_key"),
+                part_value.alias("_hoodie_partition_path"),
+                F.lit(f"{'0' * 8}-{'0' * 4}-{'0' * 4}-{'0' * 4}-{'0' * 12}-0_0-1-2_{instant}.parquet")
+                .alias("_hoodie_file_name"),
+                "*")
+            writer = with_meta.write.mode("overwrite")
+            if partition:
+                writer = writer.partitionBy(partition)
+            start = time.monotonic()
+            writer.parquet(str(target))
+            return time.monotonic() - start
+
         def count_rows(batches: Any) -> Any:
             import pyarrow as pa
 
@@ -96,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise AssertionError(f"the Python tasks saw {counted} rows, the source has {rows}")
             return seconds
 
-        sides = {"hudi": hudi, "spark_parquet": plain, "python_floor": floor}
+        sides = {"hudi": hudi, "spark_parquet": plain, "spark_parquet_meta": plain_meta,
+                 "python_floor": floor}
         for shape in shapes:
             partition = SHAPES[shape]
             times: dict[str, list[float]] = {side: [] for side in sides}
@@ -109,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 "warmup_s": warmup, "runs_s": times,
                 "median_s": {side: round(m, 2) for side, m in medians.items()},
                 "ratio": round(medians["spark_parquet"] / medians["hudi"], 2),
+                "meta_ratio": round(medians["spark_parquet"] / medians["spark_parquet_meta"], 2),
                 "floor_ratio": round(medians["spark_parquet"] / medians["python_floor"], 2),
             }
             print(json.dumps({shape: results["shapes"][shape]}), file=sys.stderr, flush=True)
