@@ -50,6 +50,7 @@ from engine.spark.index import locate_keys, tag_buckets, tag_locations
 from engine.spark.key_columns import partition_path_column, record_key_column
 from engine.spark.schema import arrow_to_spark
 from engine.spark.task_errors import failure_summary, unwrap_task_error
+from engine.spark.task_slots import MAX_SLOTTED_BUCKETS, SLOT, pack, slot_column
 from engine.table import Table
 from engine.timeline.commit_metadata import WriteStat
 from engine.write.append_handle import LatestSlice
@@ -60,6 +61,7 @@ from engine.write.operation import WriteOperation
 from engine.write.planner import (
     ExistingFileGroup,
     WorkloadProfile,
+    WritePlan,
     average_record_size,
     plan_writes,
     reject_updates_in_clustering,
@@ -182,12 +184,35 @@ def _dedupe_in_spark(df: DataFrame, precombine: str | None) -> DataFrame:
 
 
 def _shuffle_partitions(spark: SparkSession, conf: HoodieConfig, operation: WriteOperation) -> int:
+    """The most write tasks: ``hoodie.{upsert,delete,insert}.shuffle.parallelism`` of ``operation`` when set
+    (> 0), else ``spark.sql.shuffle.partitions``."""
     prop = {
         WriteOperation.UPSERT: WriteConfig.UPSERT_PARALLELISM,
         WriteOperation.DELETE: WriteConfig.DELETE_PARALLELISM,
     }.get(operation, WriteConfig.INSERT_PARALLELISM)
     configured = conf.get(prop)
     return configured if configured > 0 else int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+
+
+def _bucket_work(
+    plan: WritePlan, profile: WorkloadProfile, appends: Mapping[str, object], avg_record_size: int
+) -> dict[int, float]:
+    """Bucket number -> records its task reads or writes (an estimate): the incoming records, plus the stored
+    ones of a base file it rewrites (its size over ``avg_record_size``). A bucket's share of its partition's
+    inserts follows the plan's insert weights."""
+    inserts: dict[int, float] = {}
+    for partition, weights in plan.insert_weights.items():
+        previous = 0.0
+        for cumulative, index in weights:
+            inserts[index] = inserts.get(index, 0.0) + profile.inserts.get(partition, 0) * (cumulative - previous)
+            previous = cumulative
+    work: dict[int, float] = {}
+    for bucket in plan.buckets:
+        stored = 0.0
+        if bucket.existing is not None and bucket.file_id not in appends:
+            stored = bucket.existing.size_bytes / max(1, avg_record_size)
+        work[bucket.index] = stored + profile.updates.get(bucket.file_id, 0) + inserts.get(bucket.index, 0.0)
+    return work
 
 
 def _collect_stats(df: DataFrame) -> list[WriteStat]:
@@ -507,20 +532,28 @@ def _bucketed_write(
                 f"file groups {missing[:5]} of {table.base_path} changed while writing; retry the write")
         # Lazy: the estimate stops at the newest commit that wrote enough data.
         commits = (table.commit_metadata(i) for i in reversed(table.timeline.completed_commits()))
-        plan = plan_writes(profile, latest, small, average_record_size(commits, conf), conf, created)
+        avg_size = average_record_size(commits, conf)
+        plan = plan_writes(profile, latest, small, avg_size, conf, created)
     if not plan.buckets:
         return [], replaced
     with metrics.phase("write"):
-        partitions = min(len(plan.buckets), _shuffle_partitions(spark, conf, operation))
         routing = bucket_column(plan)
         if routing is not None:
             bucketed = tagged.withColumn(BUCKET, routing)
         else:
             bucket_schema = StructType([*tagged.schema.fields, StructField(BUCKET, IntegerType(), False)])
             bucketed = tagged.mapInArrow(tasks.assign_buckets_fn(plan), bucket_schema)
-        bucketed = bucketed.repartition(max(1, partitions), BUCKET)
         appends = {fid: slices[fid] for fid in profile.updates if fid in slices} if table.is_mor else {}
-        written = bucketed.groupBy(BUCKET).applyInArrow(
+        tasks_at_most = _shuffle_partitions(spark, conf, operation)
+        if len(plan.buckets) <= MAX_SLOTTED_BUCKETS:
+            task_of = pack(_bucket_work(plan, profile, appends, avg_size), tasks_at_most)
+            bucketed = bucketed.withColumn(SLOT, slot_column(F.col(BUCKET), task_of))
+            bucketed = bucketed.repartition(max(task_of.values()) + 1, SLOT)
+        else:
+            bucketed = bucketed.withColumn(SLOT, F.col(BUCKET))
+            bucketed = bucketed.repartition(min(len(plan.buckets), tasks_at_most), SLOT)
+        # Grouping by (slot, bucket) keeps the partitioning above (no second shuffle); the bucket is the last key.
+        written = bucketed.groupBy(SLOT, BUCKET).applyInArrow(
             tasks.write_bucket_fn(ctx, plan, appends), tasks.STATS_SCHEMA_DDL)
         stats = _collect_stats(written)
     return stats, replaced

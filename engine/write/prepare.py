@@ -15,9 +15,10 @@ FILE_ID = "_hoodie_file_id"
 IS_DELETED = "_hoodie_is_deleted"
 BUCKET = "_hoodie_bucket"
 KEY_HASH = "_hoodie_key_hash"
+SLOT = "_hoodie_write_slot"
 
 # Columns the write pipeline adds to incoming rows; never stored as data columns.
-PIPELINE_COLUMNS = (RECORD_KEY, PARTITION_PATH, FILE_ID, IS_DELETED, BUCKET, KEY_HASH)
+PIPELINE_COLUMNS = (RECORD_KEY, PARTITION_PATH, FILE_ID, IS_DELETED, BUCKET, KEY_HASH, SLOT)
 
 
 def dedupe_by_key(records: pa.Table, precombine_field: str | None) -> pa.Table:
