@@ -19,7 +19,7 @@ rows with ``l_comment = 'updated'`` must be equal (the script fails otherwise). 
 
 Usage: ``python bench/tpch_gen.py --sf 1 --out bench/data/sf1`` then
 ``python bench/bench_merge.py --data bench/data/sf1 [--runs 3] [--shapes mor-partitioned,cow-nonpartitioned]
-[--codec snappy] [--work DIR]``.
+[--codec snappy] [--index BUCKET] [--work DIR]``.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ CHECK = ("SELECT count(*) AS rows, sum(l_quantity) AS quantity, count_if(l_comme
 
 
 def run(data: Path, work: Path, runs: int | str = 3, shapes: str = ",".join(SHAPES),
-        codec: str = "snappy") -> dict[str, Any]:
+        codec: str = "snappy", index: str = "") -> dict[str, Any]:
     import pyarrow.dataset as ds
     from deltalake import WriterProperties
 
@@ -64,7 +64,8 @@ def run(data: Path, work: Path, runs: int | str = 3, shapes: str = ",".join(SHAP
     if rounds < 1:
         raise SystemExit("--runs: at least 1 timed run")
     layouts = sorted({s.split("-")[1] for s in wanted}, reverse=True)  # partitioned first
-    results: dict[str, Any] = {"data": str(data), "codec": codec, "cores": os.cpu_count(), "runs": rounds}
+    results: dict[str, Any] = {"data": str(data), "codec": codec, "cores": os.cpu_count(), "runs": rounds,
+                               "hoodie.index.type": index or "table default (SIMPLE)"}
     session = sqlext.connect(warehouse=work / "warehouse", conf={
         "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "2g"})
     session.sql(f"SET hoodie.parquet.compression.codec={codec}")
@@ -82,7 +83,7 @@ def run(data: Path, work: Path, runs: int | str = 3, shapes: str = ",".join(SHAP
         merge_source = ds.dataset(str(work / "merge_source"), format="parquet").to_table()
         built: dict[str, float] = {}
         for shape in wanted:
-            built[shape] = _build_hudi(session, data, shape, pristine / shape)
+            built[shape] = _build_hudi(session, data, shape, pristine / shape, index)
         for layout in layouts:
             built[layout] = _build_delta(work / "lineitem_with_year", pristine / f"delta-{layout}", layout, props)
 
@@ -134,14 +135,16 @@ def _table_name(shape: str) -> str:
     return "li_" + shape.replace("-", "_")
 
 
-def _build_hudi(session: Any, data: Path, shape: str, location: Path) -> float:
-    """CTAS (bulk insert) of lineitem plus ``l_shipyear`` at ``location``; the catalog entry is dropped again,
-    the folder stays as the pristine copy. Returns the CTAS seconds."""
+def _build_hudi(session: Any, data: Path, shape: str, location: Path, index: str = "") -> float:
+    """CTAS (bulk insert) of lineitem plus ``l_shipyear`` at ``location``, with ``hoodie.index.type = index``
+    when given (the table's own default otherwise); the catalog entry is dropped again, the folder stays as the
+    pristine copy. Returns the CTAS seconds."""
     kind, layout = shape.split("-")
     name = _table_name(shape)
     partitioned = "PARTITIONED BY (l_shipyear)" if layout == "partitioned" else ""
+    index_prop = f", 'hoodie.index.type' = '{index}'" if index else ""
     seconds, _ = timed(lambda: session.sql(f"""CREATE TABLE {name} USING hudi {partitioned}
-        TBLPROPERTIES (type = '{kind}', primaryKey = 'l_orderkey,l_linenumber') LOCATION '{location}'
+        TBLPROPERTIES (type = '{kind}', primaryKey = 'l_orderkey,l_linenumber'{index_prop}) LOCATION '{location}'
         AS SELECT *, year(l_shipdate) AS l_shipyear FROM parquet.`{data}/lineitem.parquet`""").collect())
     session.sql(f"DROP TABLE {name}")
     return seconds
@@ -203,8 +206,10 @@ def _compare(shape: str, hudi: dict[str, Any], delta: dict[str, Any]) -> dict[st
 
 def main(argv: list[str] | None = None) -> int:
     """``--runs`` (timed rounds after the warm-up, default 3), ``--shapes`` (comma list of ``SHAPES``, default
-    all four), ``--codec`` (both writers, default snappy), plus bench_cow's ``--data`` and ``--work``."""
-    return bench_main(run, __doc__.splitlines()[0], argv, runs=3, shapes=",".join(SHAPES), codec="snappy")
+    all four), ``--codec`` (both writers, default snappy), ``--index`` (``hoodie.index.type`` of the Hudi tables,
+    e.g. ``BUCKET``; default: the table default), plus bench_cow's ``--data`` and ``--work``."""
+    return bench_main(run, __doc__.splitlines()[0], argv, runs=3, shapes=",".join(SHAPES), codec="snappy",
+                      index="")
 
 
 if __name__ == "__main__":
