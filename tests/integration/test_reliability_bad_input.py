@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# Its own Spark process and metastore (about 80 s of a worker): left out of the default run to keep it under 20
+# minutes; tests/spark/test_bad_input.py checks the same classes in the shared session.
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.extended]
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSES = ("malformed_sql", "wrong_types_overflow", "null_empty_keys", "partition_values", "paths_and_names",
