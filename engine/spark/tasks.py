@@ -164,7 +164,7 @@ def write_bucket_fn(
     appends = append_slices or {}
 
     def run(key: Any, table: pa.Table) -> pa.Table:
-        bucket = plan.buckets[int(key[-1].as_py())]  # grouped by (slot, bucket) or by bucket
+        bucket = plan.buckets[int(key[-1].as_py())]  # grouped by (slot, bucket): the bucket is the last key
         task = current_task()
         if bucket.kind is BucketKind.UPDATE and bucket.file_id in appends:
             stats = append_to_file_group(ctx, appends[bucket.file_id], table, task)
