@@ -1,11 +1,10 @@
-"""Write buckets packed into Spark tasks of about equal work (Hudi ``UpsertPartitioner`` writes each bucket in a
-partition of its own; a Python task has a fixed cost of its own, about 0.15 s, so small buckets share tasks here).
+"""Records placed in the Spark task their bucket was packed into (:func:`engine.write.planner.pack`).
 
 ``DataFrame.repartition(n, col)`` hash-partitions by ``pmod(murmur3(col, seed 42), n)``: partitioning by the
 bucket number itself puts some buckets together and leaves other tasks empty (14 file groups of one size hashed
-into 4 tasks ran as 2.4 s, 2.8 s, 4.6 s and 7.6 s). :func:`pack` assigns buckets to tasks, heaviest first into the
-lightest task (longest-processing-time first), and :func:`slot_column` gives each record a value that Spark's hash
-sends to exactly its bucket's task; Spark launches a stage's tasks by partition index, so the heaviest runs first.
+into 4 tasks ran as 2.4 s, 2.8 s, 4.6 s and 7.6 s). :func:`slot_column` gives each record a value that Spark's
+hash sends to exactly the task its bucket was packed into; Spark launches a stage's tasks by partition index, so
+the heaviest runs first.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from pyspark.sql.types import IntegerType
 
 from engine.write.prepare import SLOT
 
-__all__ = ["MAX_SLOTTED_BUCKETS", "SLOT", "pack", "slot_column", "slot_values", "spark_hash_int"]
+__all__ = ["MAX_SLOTTED_BUCKETS", "SLOT", "slot_column", "slot_values", "spark_hash_int"]
 
 MAX_SLOTTED_BUCKETS = 4096
 """Writes with more buckets than this keep Spark's plain hash partitioning of the bucket number (the slot map
@@ -66,34 +65,13 @@ def slot_values(n: int) -> list[int]:
     return [v for v in values if v is not None]
 
 
-def pack(weights: Mapping[int, float], tasks: int) -> dict[int, int]:
-    """Bucket number -> task index (``0 .. min(tasks, len(weights)) - 1``), task 0 the heaviest.
-
-    Longest-processing-time first: buckets by weight, heaviest first, each into the task with the least weight so
-    far (ties: the lower bucket number first, the lower task first), so equal buckets spread evenly.
-
-    Args:
-        weights: bucket number -> expected work (any unit, e.g. records to read and write).
-        tasks: the most tasks to use (at least 1).
-    """
-    n = max(1, min(tasks, len(weights)))
-    loads = [0.0] * n
-    members: list[list[int]] = [[] for _ in range(n)]
-    for bucket in sorted(weights, key=lambda b: (-weights[b], b)):
-        target = min(range(n), key=lambda t: (loads[t], t))
-        loads[target] += max(0.0, float(weights[bucket]))
-        members[target].append(bucket)
-    ranked = sorted(range(n), key=lambda t: (-loads[t], t))
-    return {bucket: rank for rank, t in enumerate(ranked) for bucket in members[t]}
-
-
 def slot_column(bucket: Column, task_of: Mapping[int, int]) -> Column:
     """The slot value of each record's bucket (int): with ``repartition(max(task_of.values()) + 1, SLOT)``, the
     records of bucket ``b`` go to task ``task_of[b]``.
 
     Args:
         bucket: the record's bucket number (int column).
-        task_of: bucket number -> task index, as :func:`pack` gives.
+        task_of: bucket number -> task index, as :func:`engine.write.planner.pack` gives.
     """
     values = slot_values(max(task_of.values()) + 1)
     pairs = [F.lit(v) for b, t in sorted(task_of.items()) for v in (b, values[t])]

@@ -50,7 +50,7 @@ from engine.spark.index import locate_keys, tag_buckets, tag_locations
 from engine.spark.key_columns import partition_path_column, record_key_column
 from engine.spark.schema import arrow_to_spark
 from engine.spark.task_errors import failure_summary, unwrap_task_error
-from engine.spark.task_slots import MAX_SLOTTED_BUCKETS, SLOT, pack, slot_column
+from engine.spark.task_slots import MAX_SLOTTED_BUCKETS, SLOT, slot_column
 from engine.table import Table
 from engine.timeline.commit_metadata import WriteStat
 from engine.write.append_handle import LatestSlice
@@ -61,8 +61,9 @@ from engine.write.operation import WriteOperation
 from engine.write.planner import (
     ExistingFileGroup,
     WorkloadProfile,
-    WritePlan,
     average_record_size,
+    bucket_work,
+    pack,
     plan_writes,
     reject_updates_in_clustering,
 )
@@ -192,27 +193,6 @@ def _shuffle_partitions(spark: SparkSession, conf: HoodieConfig, operation: Writ
     }.get(operation, WriteConfig.INSERT_PARALLELISM)
     configured = conf.get(prop)
     return configured if configured > 0 else int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
-
-
-def _bucket_work(
-    plan: WritePlan, profile: WorkloadProfile, appends: Mapping[str, object], avg_record_size: int
-) -> dict[int, float]:
-    """Bucket number -> records its task reads or writes (an estimate): the incoming records, plus the stored
-    ones of a base file it rewrites (its size over ``avg_record_size``). A bucket's share of its partition's
-    inserts follows the plan's insert weights."""
-    inserts: dict[int, float] = {}
-    for partition, weights in plan.insert_weights.items():
-        previous = 0.0
-        for cumulative, index in weights:
-            inserts[index] = inserts.get(index, 0.0) + profile.inserts.get(partition, 0) * (cumulative - previous)
-            previous = cumulative
-    work: dict[int, float] = {}
-    for bucket in plan.buckets:
-        stored = 0.0
-        if bucket.existing is not None and bucket.file_id not in appends:
-            stored = bucket.existing.size_bytes / max(1, avg_record_size)
-        work[bucket.index] = stored + profile.updates.get(bucket.file_id, 0) + inserts.get(bucket.index, 0.0)
-    return work
 
 
 def _collect_stats(df: DataFrame) -> list[WriteStat]:
@@ -546,7 +526,7 @@ def _bucketed_write(
         appends = {fid: slices[fid] for fid in profile.updates if fid in slices} if table.is_mor else {}
         tasks_at_most = _shuffle_partitions(spark, conf, operation)
         if len(plan.buckets) <= MAX_SLOTTED_BUCKETS:
-            task_of = pack(_bucket_work(plan, profile, appends, avg_size), tasks_at_most)
+            task_of = pack(bucket_work(plan, profile, appends, avg_size), tasks_at_most)
             bucketed = bucketed.withColumn(SLOT, slot_column(F.col(BUCKET), task_of))
             bucketed = bucketed.repartition(max(task_of.values()) + 1, SLOT)
         else:

@@ -258,3 +258,55 @@ def reject_updates_in_clustering(
             f"SparkRejectUpdateStrategy); nothing was written. Retry after the clustering completes "
             f"(CALL run_clustering(op => 'execute', ...)) or is rolled back "
             f"(CALL run_rollback_inflight_tableservice(...)).")
+
+
+def bucket_work(
+    plan: WritePlan, profile: WorkloadProfile, appended: Iterable[str], avg_record_size: int
+) -> dict[int, float]:
+    """Bucket number -> records its task reads or writes (an estimate): the incoming records, plus the stored
+    ones of a base file it rewrites (its size over ``avg_record_size``). A bucket's share of its partition's
+    inserts follows the plan's insert weights.
+
+    Args:
+        plan: the write plan.
+        profile: incoming record counts.
+        appended: file ids whose updates go to a log file (merge-on-read): their base file is not rewritten.
+        avg_record_size: bytes per record.
+    """
+    logged = set(appended)
+    inserts: dict[int, float] = {}
+    for partition, weights in plan.insert_weights.items():
+        previous = 0.0
+        for cumulative, index in weights:
+            inserts[index] = inserts.get(index, 0.0) + profile.inserts.get(partition, 0) * (cumulative - previous)
+            previous = cumulative
+    work: dict[int, float] = {}
+    for bucket in plan.buckets:
+        stored = 0.0
+        if bucket.existing is not None and bucket.file_id not in logged:
+            stored = bucket.existing.size_bytes / max(1, avg_record_size)
+        work[bucket.index] = stored + profile.updates.get(bucket.file_id, 0) + inserts.get(bucket.index, 0.0)
+    return work
+
+
+def pack(weights: Mapping[int, float], tasks: int) -> dict[int, int]:
+    """Bucket number -> task index (``0 .. min(tasks, len(weights)) - 1``), task 0 the heaviest.
+
+    Longest-processing-time first: buckets by weight, heaviest first, each into the task with the least weight so
+    far (ties: the lower bucket number first, the lower task first), so equal buckets spread evenly. Hudi's
+    ``UpsertPartitioner`` gives each bucket a task of its own; here small buckets share one (a Python task has a
+    fixed cost of about 0.15 s).
+
+    Args:
+        weights: bucket number -> expected work (any unit, e.g. :func:`bucket_work`'s records).
+        tasks: the most tasks to use (at least 1).
+    """
+    n = max(1, min(tasks, len(weights)))
+    loads = [0.0] * n
+    members: list[list[int]] = [[] for _ in range(n)]
+    for bucket in sorted(weights, key=lambda b: (-weights[b], b)):
+        target = min(range(n), key=lambda t: (loads[t], t))
+        loads[target] += max(0.0, float(weights[bucket]))
+        members[target].append(bucket)
+    ranked = sorted(range(n), key=lambda t: (-loads[t], t))
+    return {bucket: rank for rank, t in enumerate(ranked) for bucket in members[t]}
