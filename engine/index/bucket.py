@@ -8,8 +8,8 @@ group follows from the key alone: tagging reads no data file, only the file-syst
 The hash is Hudi's ``BucketIdentifier.getBucketId`` bit for bit (FORMAT.md §7), so Hudi and this engine
 route every key to the same bucket:
 
-* hash keys: ``[record_key]`` when the key has no ``:``; otherwise the key is read as ``f1:v1,f2:v2`` and the
-  values of the hash fields are taken in their configured order (a missing field gives ``null``);
+* hash keys (:func:`hash_keys`, Hudi 0.15 ``KeyGenUtils.extractRecordKeysByFields``): the key split on ``,``,
+  each part on its first ``:``; the values of hash fields (and parts without ``:``) in the key's order;
 * ``bucket = (javaListHashCode(hash_keys) & 0x7fffffff) % num_buckets`` where a Java ``List.hashCode`` is
   ``h = 1; h = 31*h + e.hashCode()`` (``0`` for null) and ``String.hashCode`` runs over UTF-16 code units,
   both in 32-bit wrap-around arithmetic.
@@ -55,29 +55,38 @@ def java_list_hash(values: Sequence[str | None]) -> int:
     return h
 
 
-def hash_keys(record_key: str, hash_fields: Sequence[str]) -> list[str | None]:
-    """Hudi ``BucketIdentifier.getHashKeys``: ``[record_key]`` for a key without ``:``, else the values of
-    ``hash_fields`` in the ``f1:v1,f2:v2`` key (``None`` for a field the key does not name).
+NULL_RECORDKEY_PLACEHOLDER = "__null__"
+"""Hudi ``KeyGenUtils.NULL_RECORDKEY_PLACEHOLDER``: a null key part, hashed as ``null``."""
+EMPTY_RECORDKEY_PLACEHOLDER = "__empty__"
+"""Hudi ``KeyGenUtils.EMPTY_RECORDKEY_PLACEHOLDER``: an empty key part, hashed as ``""``."""
 
-    Raises:
-        InvalidRecordKey: the key has a ``:`` but is not ``field:value`` pairs (Java fails such a key too), or names
-            a field twice.
+
+def hash_keys(record_key: str, hash_fields: Sequence[str]) -> list[str | None]:
+    """Hudi 0.15 ``BucketIdentifier.getHashKeys`` = ``KeyGenUtils.extractRecordKeysByFields``: the key is split
+    on every ``,`` (Java ``String.split``: trailing empty parts dropped), each part on its first ``:``; a part
+    without ``:`` is kept whole, a ``field:value`` part is kept when ``field`` is a hash field; values are kept in
+    the key's order (not the hash fields' order), ``__null__`` as ``None`` and ``__empty__`` as ``""``.
+
+    So a value holding ``,`` or ``:`` is cut as Hudi cuts it: ``f1:abc,f2:bcd,efg`` hashes
+    ``[abc, bcd, efg]`` and a simple key ``a,b`` hashes ``[a, b]`` (Hudi 1.0 changed this rule, HUDI-8403;
+    tables written by 0.14/0.15 follow this one).
     """
-    if ":" not in record_key:
-        return [record_key]
-    pairs: dict[str, str] = {}
-    for part in record_key.split(","):
-        pieces = _java_split(part, ":")
-        if len(pieces) < 2 or pieces[0] in pairs:
-            raise InvalidRecordKey(
-                f"record key '{record_key}' cannot be hashed to a bucket: with a ':' it must be 'field:value' pairs "
-                "with distinct fields (Hudi BucketIdentifier.getHashKeys)")
-        pairs[pieces[0]] = pieces[1]
-    return [pairs.get(name) for name in hash_fields]
+    values: list[str | None] = []
+    for part in _java_split(record_key, ","):
+        field, sep, value = part.partition(":")
+        if not sep:
+            values.append(part)
+        elif not hash_fields or field in hash_fields:
+            values.append(None if value == NULL_RECORDKEY_PLACEHOLDER
+                          else "" if value == EMPTY_RECORDKEY_PLACEHOLDER else value)
+    return values
 
 
 def _java_split(text: str, sep: str) -> list[str]:
-    """Java ``String.split`` with a literal one-character separator: trailing empty strings are dropped."""
+    """Java ``String.split`` with a literal one-character separator: trailing empty strings are dropped (an
+    empty ``text`` gives ``[""]``)."""
+    if not text:
+        return [text]
     pieces = text.split(sep)
     while pieces and pieces[-1] == "":
         pieces.pop()
@@ -92,11 +101,11 @@ def bucket_id(record_key: str, hash_fields: Sequence[str], num_buckets: int) -> 
 def bucket_ids(keys: pa.Array | pa.ChunkedArray, hash_fields: Sequence[str], num_buckets: int) -> pa.Array:
     """:func:`bucket_id` of every key, as ``int32``.
 
-    Keys that are plain ASCII without ``:`` (the common case) are hashed with numpy over the Arrow buffer;
-    others one by one.
+    Keys that are plain ASCII without ``:`` or ``,`` (the common case) are hashed with numpy over the Arrow
+    buffer; others one by one.
 
     Raises:
-        InvalidRecordKey: a null key, or a key :func:`hash_keys` rejects.
+        InvalidRecordKey: a null key.
     """
     if isinstance(keys, pa.ChunkedArray):
         keys = keys.combine_chunks()
@@ -108,10 +117,10 @@ def bucket_ids(keys: pa.Array | pa.ChunkedArray, hash_fields: Sequence[str], num
         raise InvalidRecordKey("a record key is null: it cannot be hashed to a bucket")
     out = np.empty(n, dtype=np.int64)
     simple = np.asarray(pc.and_(pc.equal(pc.binary_length(keys), pc.utf8_length(keys)),
-                                pc.invert(pc.match_substring(keys, ":"))).to_numpy(zero_copy_only=False), dtype=bool)
+                                pc.invert(pc.match_substring_regex(keys, "[:,]"))).to_numpy(zero_copy_only=False), dtype=bool)
     if simple.any():
         chosen = keys.filter(pa.array(simple)) if not simple.all() else keys
-        out[simple] = _ascii_hashes(chosen)
+        out[simple] = _ascii_hashes(chosen)  # a key without ',' (nor ':') hashes as [key]
     for i in np.nonzero(~simple)[0].tolist():
         out[i] = java_list_hash(hash_keys(keys[i].as_py(), hash_fields))
     return pa.array(((out & _POSITIVE) % num_buckets).astype(np.int32), pa.int32())

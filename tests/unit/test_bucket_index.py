@@ -55,24 +55,39 @@ def test_bucket_of_a_simple_key_is_not_the_string_hash_alone() -> None:
         assert bucket_id(key, ["id"], 1000) == ((31 + java_string_hash(key)) & 0x7FFFFFFF) % 1000
 
 
-def test_hash_keys_of_complex_keys_follow_the_hash_fields() -> None:
+def test_hash_keys_split_as_hudi_015_keygenutils() -> None:
+    # KeyGenUtils.extractRecordKeysByFields (0.13-0.15): split on ',', each part on its first ':'; values of the
+    # hash fields and parts without ':' kept, in the key's order.
     assert hash_keys("42", ["id"]) == ["42"]
-    assert hash_keys("id:42,name:x", ["name", "id"]) == ["x", "42"]
+    assert hash_keys("id:42,name:x", ["name", "id"]) == ["42", "x"]
     assert hash_keys("id:42,name:x", ["id"]) == ["42"]
-    assert hash_keys("id:42", ["other"]) == [None]
-    # Java's split(":") keeps only the second piece of 'ts:10:00'
-    assert hash_keys("ts:10:00", ["ts"]) == ["10"]
-    with pytest.raises(InvalidRecordKey, match="field:value"):
-        hash_keys("id:1,id:2", ["id"])
-    with pytest.raises(InvalidRecordKey, match="field:value"):
-        hash_keys("id:", ["id"])
+    assert hash_keys("id:42", ["other"]) == []
+    assert hash_keys("ts:10:00", ["ts"]) == ["10:00"]  # split(":", 2)
+    assert hash_keys("f1:abc,f2:bcd,efg", ["f1", "f2"]) == ["abc", "bcd", "efg"]  # Hudi's TestBucketIdentifier
+    assert hash_keys("a,b", ["id"]) == ["a", "b"]  # a simple key holding ',' is cut too
+    assert hash_keys("a,,b,,", ["id"]) == ["a", "", "b"]  # Java split drops trailing empty strings only
+    assert hash_keys("", ["id"]) == [""]
+    assert hash_keys("id:1,name:__null__,c:__empty__", ["id", "name", "c"]) == ["1", None, ""]
+
+
+def test_buckets_of_keys_with_separators_match_java_by_hand() -> None:
+    # List("a","b").hashCode = 31 * (31 * 1 + 'a'(97)) + 'b'(98) = 4066; 4066 % 7 = 6
+    # (as one string, "a,b" would hash 31 + 94679 = 94710 -> bucket 0).
+    assert bucket_id("a,b", ["id"], 7) == 6
+    # "abc".hashCode = 96354, "bcd" = 97347, "efg" = 100326; h = 1 -> 96385 -> 3085282 -> 95744068; % 16 = 4
+    assert bucket_id("f1:abc,f2:bcd,efg", ["f1", "f2"], 16) == 4
+    # "10:00".hashCode = 49*31^4 + 48*31^3 + 58*31^2 + 48*31 + 48 = 46739771; + 31 = 46739802; % 10 = 2
+    assert bucket_id("ts:10:00", ["ts"], 10) == 2
+    # the vectorized path sends keys holding ',' or ':' through the same rule
+    keys = ["a,b", "f1:abc,f2:bcd,efg", "plain"]
+    assert bucket_ids(pa.array(keys), ["f1", "f2"], 16).to_pylist() == [bucket_id(k, ["f1", "f2"], 16) for k in keys]
 
 
 def test_vectorized_bucket_ids_equal_the_scalar_rule() -> None:
     rng = random.Random(14)
     alphabet = "abcXYZ019-_ é中\U0001F600"
     keys = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(2000)]
-    keys += [f"id:{i},name:n{i}" for i in range(50)] + ["a" * 300]
+    keys += [f"id:{i},name:n{i}" for i in range(50)] + ["a" * 300, "x,y", "1,2,,"]
     for num in (1, 4, 7, 256):
         got = bucket_ids(pa.array(keys), ["id"], num).to_pylist()
         assert got == [bucket_id(k, ["id"], num) for k in keys]
