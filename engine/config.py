@@ -25,7 +25,7 @@ from engine.config_base import (
     str_property,
 )
 
-__all__ = ["ConfigProperty", "HoodieConfig", "parse_bool", "parse_list", "TableConfig", "KeyGenConfig", "WriteConfig", "IndexConfig", "MetadataConfig", "CompactionConfig", "CleanConfig", "ArchiveConfig", "ClusteringConfig", "LayoutConfig", "CallbackConfig", "ReadConfig", "MemoryConfig", "PartitionTTLConfig", "LockConfig"]
+__all__ = ["ConfigProperty", "HoodieConfig", "parse_bool", "parse_list", "TableConfig", "KeyGenConfig", "WriteConfig", "IndexConfig", "MetadataConfig", "CompactionConfig", "CleanConfig", "ArchiveConfig", "ClusteringConfig", "LayoutConfig", "CallbackConfig", "ReadConfig", "MemoryConfig", "PartitionTTLConfig", "LockConfig", "declared_properties", "overlay_settings"]
 
 
 class TableConfig:
@@ -257,29 +257,50 @@ class CompactionConfig:
                              "Delta commits since the last compaction that trigger one.")
     MAX_DELTA_SECONDS = int_property("hoodie.compact.inline.max.delta.seconds", 3600,
                              "Seconds since the last compaction that trigger one.")
+    STRATEGY = str_property(
+        "hoodie.compaction.strategy",
+        "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy",
+        "Which file slices a compaction plan takes and in what order (Hudi CompactionStrategy): "
+        "LogFileSizeBasedCompactionStrategy, LogFileNumBasedCompactionStrategy, BoundedIOCompactionStrategy or "
+        "UnBoundedCompactionStrategy; the partition-date strategies are refused.")
+    LOGFILE_SIZE_THRESHOLD = int_property("hoodie.compaction.logfile.size.threshold", 0,
+                                          "LogFileSizeBasedCompactionStrategy: slices whose log files total at "
+                                          "least this many bytes.")
+    LOGFILE_NUM_THRESHOLD = int_property("hoodie.compaction.logfile.num.threshold", 0,
+                                         "LogFileNumBasedCompactionStrategy: slices with at least this many log "
+                                         "files.")
+    TARGET_IO = int_property("hoodie.compaction.target.io", 500 * 1024,
+                             "Bounded-IO strategies: MB of read + write a plan may take (the operation that "
+                             "crosses it is still taken).")
 
 
 class CleanConfig:
-    """Cleaner options (Hudi ``HoodieCleanConfig``)."""
+    """Cleaner options (Hudi ``HoodieCleanConfig``). The ``hoodie.cleaner.*`` keys of 0.14/0.15 are read under
+    the ``hoodie.clean.*`` names later releases gave them as well (alternatives)."""
 
     AUTOMATIC = bool_property("hoodie.clean.automatic", True,
                               "Clean after every commit (the post-commit pipeline).")
     ASYNC = bool_property("hoodie.clean.async", False,
                           "Hudi cleans beside the write; here the clean runs right after the commit either way.")
     POLICY = str_property("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS",
-                          "KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS.")
+                          "KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS.",
+                          "hoodie.clean.policy")
     COMMITS_RETAINED = int_property("hoodie.cleaner.commits.retained", 10,
-                                    "KEEP_LATEST_COMMITS: commits whose file versions stay readable.")
+                                    "KEEP_LATEST_COMMITS: commits whose file versions stay readable.",
+                                    "hoodie.clean.commits.retained")
     FILE_VERSIONS_RETAINED = int_property("hoodie.cleaner.fileversions.retained", 3,
-                                          "KEEP_LATEST_FILE_VERSIONS: file slices kept per file group.")
+                                          "KEEP_LATEST_FILE_VERSIONS: file slices kept per file group.",
+                                          "hoodie.clean.fileversions.retained")
     HOURS_RETAINED = int_property("hoodie.cleaner.hours.retained", 24,
-                                  "KEEP_LATEST_BY_HOURS: hours of commits whose file versions stay readable.")
+                                  "KEEP_LATEST_BY_HOURS: hours of commits whose file versions stay readable.",
+                                  "hoodie.clean.hours.retained")
     TRIGGER_STRATEGY = str_property("hoodie.clean.trigger.strategy", "NUM_COMMITS",
                                     "When to schedule a clean: NUM_COMMITS (the only strategy).")
     MAX_COMMITS = int_property("hoodie.clean.max.commits", 1,
                                "Commits since the last clean before another clean is scheduled.")
     INCREMENTAL_MODE = bool_property("hoodie.cleaner.incremental.mode", True,
-                                     "Only look at partitions written since the last clean's retained commit.")
+                                     "Only look at partitions written since the last clean's retained commit.",
+                                     "hoodie.clean.incremental.enabled")
 
 
 class ArchiveConfig:
@@ -508,3 +529,31 @@ class LockConfig:
         "hoodie.write.lock.hivemetastore.uris", None,
         "Hive Metastore provider: thrift://host:port of the metastore (default: hive.metastore.uris of the "
         "session's Hive configuration, as Hudi does).")
+
+
+def declared_properties() -> list[ConfigProperty[object]]:
+    """Every key declared in this module (the ``ConfigProperty`` attributes of its config classes)."""
+    found: list[ConfigProperty[object]] = []
+    for name in __all__:
+        holder = globals()[name]
+        if isinstance(holder, type):
+            found += [v for v in vars(holder).values() if isinstance(v, ConfigProperty)]
+    return found
+
+
+def overlay_settings(base: HoodieConfig, layer: dict[str, str]) -> HoodieConfig:
+    """``base`` with ``layer`` on top, where a key of ``layer`` given under any spelling of a declared key
+    (its name or an alternative, e.g. ``hoodie.clean.commits.retained`` for ``hoodie.cleaner.commits.retained``)
+    replaces every spelling of that key in ``base``: the upper layer wins whichever spelling each layer used.
+    """
+    spellings = {}
+    for prop in declared_properties():
+        if prop.alternatives:
+            for key in (prop.key, *prop.alternatives):
+                spellings[key] = (prop.key, *prop.alternatives)
+    merged = base.as_dict()
+    for key in layer:
+        for other in spellings.get(key, ()):
+            merged.pop(other, None)
+    merged.update(layer)
+    return HoodieConfig(merged)

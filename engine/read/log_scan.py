@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from engine.config import HoodieConfig, MemoryConfig, TableConfig
-from engine.errors import UnsupportedTable
+from engine.errors import ConfigError, UnsupportedTable
 from engine.formats.avro_schema import META_FIELDS, add_meta_fields, avro_to_arrow
 from engine.formats.log_format import (
     AvroDataBlock,
@@ -23,6 +23,7 @@ from engine.formats.log_format import (
     ParquetDataBlock,
     read_log_blocks,
 )
+from engine.payloads import DEFAULT, EVENT_TIME, OVERWRITE_WITH_LATEST, PayloadRules, payload_rules
 from engine.schema.history import SchemaEvolution
 from engine.storage import Storage
 from engine.table import Table
@@ -34,11 +35,9 @@ RECORD_KEY = META_FIELDS[2]
 IS_DELETED = "_hoodie_is_deleted"
 """Soft-delete column honoured by Hudi payloads (``HoodieRecordPayload.isDeleteRecord``)."""
 
-OVERWRITE_WITH_LATEST_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
-DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
-EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.EventTimeAvroPayload"
-_LATEST_WINS_PAYLOADS = frozenset({OVERWRITE_WITH_LATEST_PAYLOAD})
-_EVENT_TIME_PAYLOADS = frozenset({DEFAULT_PAYLOAD, EVENT_TIME_PAYLOAD})
+OVERWRITE_WITH_LATEST_PAYLOAD = OVERWRITE_WITH_LATEST
+DEFAULT_PAYLOAD = DEFAULT
+EVENT_TIME_PAYLOAD = EVENT_TIME
 
 
 @dataclass(frozen=True)
@@ -98,20 +97,25 @@ class MergeSettings:
     @property
     def event_time_ordering(self) -> bool:
         """Whether a base record with a greater ordering value survives a log update
-        (``DefaultHoodieRecordPayload`` semantics).
+        (``DefaultHoodieRecordPayload`` semantics; :mod:`engine.payloads`).
 
         Raises:
             UnsupportedTable: a payload class whose merge this engine does not implement (partial updates,
                 custom payloads).
         """
-        if self.payload_class in _EVENT_TIME_PAYLOADS:
-            return True
-        if self.payload_class in _LATEST_WINS_PAYLOADS:
-            return False
-        raise UnsupportedTable(
-            f"payload class {self.payload_class!r} is not supported for merge-on-read reads (supported: "
-            f"{', '.join(sorted(_LATEST_WINS_PAYLOADS | _EVENT_TIME_PAYLOADS))})"
-        )
+        return self._rules.event_time
+
+    @property
+    def first_on_ties(self) -> bool:
+        """Whether, of log records with equal ordering values, the first is kept (``FirstValueAvroPayload``)."""
+        return self._rules.first_on_ties
+
+    @property
+    def _rules(self) -> PayloadRules:
+        try:
+            return payload_rules(self.payload_class)
+        except ConfigError as exc:
+            raise UnsupportedTable(f"merge-on-read read: {exc}") from exc
 
 
 @dataclass(frozen=True)

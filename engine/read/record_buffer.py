@@ -195,7 +195,8 @@ class LogRecordBuffer:
             sort_cols["o"] = ordering
             sort_keys.append(("o", "ascending", "at_start"))
         sort_cols["p"] = positions
-        sort_keys.append(("p", "ascending"))
+        # FirstValueAvroPayload.preCombine keeps the first of equal ordering values, the others the later one.
+        sort_keys.append(("p", "descending" if self.settings.first_on_ties else "ascending"))
         try:
             order = pc.sort_indices(pa.table(sort_cols), sort_keys=sort_keys)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:
@@ -213,7 +214,10 @@ class LogRecordBuffer:
 
         index, matched, old_deleted, old_ordering = self._lookup(new_keys)
         if old_ordering is not None and new_ordering is not None:
-            keep_old = pc.and_(pc.and_(matched, pc.invert(old_deleted)), _greater(old_ordering, new_ordering))
+            old_wins = _greater(old_ordering, new_ordering)
+            if self.settings.first_on_ties:
+                old_wins = pc.invert(_greater(new_ordering, old_ordering))
+            keep_old = pc.and_(pc.and_(matched, pc.invert(old_deleted)), old_wins)
         else:
             keep_old = pa.array(np.zeros(len(new_keys), dtype=bool))
         new_wins = pc.invert(keep_old)

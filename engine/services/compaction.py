@@ -169,8 +169,12 @@ def why_nothing_to_schedule(table: Table, conf: HoodieConfig, now: datetime.date
         wants = {"NUM_COMMITS": commits, "TIME_ELAPSED": seconds, "NUM_AND_TIME": f"{commits}; and {seconds}",
                  "NUM_OR_TIME": f"{commits}; or {seconds}"}[strategy]
         return f"{CompactionConfig.TRIGGER_STRATEGY.key}={strategy} asks for {wants}"
-    if not plan_operations(table):
+    operations = plan_operations(table)
+    if not operations:
         return "no file slice outside a pending compaction has log files to merge"
+    if not select_operations(operations, conf):
+        return (f"{CompactionConfig.STRATEGY.key}={conf.get(CompactionConfig.STRATEGY)} takes none of the "
+                f"{len(operations)} file slices with log files")
     return None
 
 
@@ -185,13 +189,62 @@ def plan_operations(table: Table) -> list[CompactionOperation]:
             if not fs.log_files or (partition, fs.file_id) in pending:
                 continue
             log_size = sum(lf.size for lf in fs.log_files)
+            base_size = fs.base_file.size if fs.base_file else 0
+            read_mb, write_mb = float((base_size + log_size) // 2**20), float(base_size // 2**20)
             operations.append(CompactionOperation(
                 partition, fs.file_id, fs.base_instant, fs.base_file.name if fs.base_file else None,
                 tuple(lf.name for lf in fs.log_files),
                 {"TOTAL_LOG_FILES": float(len(fs.log_files)), "TOTAL_LOG_FILES_SIZE": float(log_size),
-                 "TOTAL_IO_READ_MB": float(((fs.base_file.size if fs.base_file else 0) + log_size) // 2**20)},
+                 "TOTAL_IO_READ_MB": read_mb, "TOTAL_IO_WRITE_MB": write_mb, "TOTAL_IO_MB": read_mb + write_mb},
             ))
     return operations
+
+
+STRATEGY_PACKAGE = "org.apache.hudi.table.action.compact.strategy."
+COMPACTION_STRATEGIES = ("LogFileSizeBasedCompactionStrategy", "LogFileNumBasedCompactionStrategy",
+                         "BoundedIOCompactionStrategy", "UnBoundedCompactionStrategy")
+"""``hoodie.compaction.strategy`` classes (simple names, under :data:`STRATEGY_PACKAGE`) this engine applies."""
+
+
+def select_operations(operations: Sequence[CompactionOperation], conf: HoodieConfig) -> list[CompactionOperation]:
+    """The operations a plan takes, in order, as Hudi's ``CompactionStrategy.orderAndFilter`` of
+    ``hoodie.compaction.strategy``:
+
+    * ``LogFileSizeBasedCompactionStrategy`` (default): slices whose log files total at least
+      ``hoodie.compaction.logfile.size.threshold`` bytes, largest first, then bounded by IO;
+    * ``LogFileNumBasedCompactionStrategy``: slices with at least ``hoodie.compaction.logfile.num.threshold``
+      log files, most first, then bounded by IO;
+    * ``BoundedIOCompactionStrategy``: in order until ``hoodie.compaction.target.io`` MB (read + write) are
+      taken (the operation that crosses the bound is taken);
+    * ``UnBoundedCompactionStrategy``: all.
+
+    Raises:
+        TableServiceError: another strategy class (named, with the supported ones).
+    """
+    name = conf.get(CompactionConfig.STRATEGY).strip()
+    simple = name.rsplit(".", 1)[-1]
+    if simple not in COMPACTION_STRATEGIES or (name != simple and not name.startswith(STRATEGY_PACKAGE)):
+        raise TableServiceError(f"{CompactionConfig.STRATEGY.key}={name} is not supported (supported: "
+                                f"{', '.join(STRATEGY_PACKAGE + s for s in COMPACTION_STRATEGIES)})")
+    chosen = list(operations)
+    if simple == "UnBoundedCompactionStrategy":
+        return chosen
+    if simple == "LogFileSizeBasedCompactionStrategy":
+        threshold = conf.get(CompactionConfig.LOGFILE_SIZE_THRESHOLD)
+        chosen = sorted((op for op in chosen if op.metrics.get("TOTAL_LOG_FILES_SIZE", 0.0) >= threshold),
+                        key=lambda op: -op.metrics.get("TOTAL_LOG_FILES_SIZE", 0.0))
+    elif simple == "LogFileNumBasedCompactionStrategy":
+        threshold = conf.get(CompactionConfig.LOGFILE_NUM_THRESHOLD)
+        chosen = sorted((op for op in chosen if len(op.log_file_names) >= threshold),
+                        key=lambda op: -len(op.log_file_names))
+    remaining = float(conf.get(CompactionConfig.TARGET_IO))
+    bounded = []
+    for op in chosen:
+        bounded.append(op)
+        remaining -= op.metrics.get("TOTAL_IO_MB", 0.0)
+        if remaining <= 0:
+            break
+    return bounded
 
 
 def schedule_compaction(table: Table, conf: HoodieConfig, *, force: bool = False) -> str | None:
@@ -210,9 +263,10 @@ def schedule_compaction(table: Table, conf: HoodieConfig, *, force: bool = False
         return None
     with TransactionManager(table, conf).transaction("schedule compaction"):
         table.timeline.reload()
-        operations = plan_operations(table)
+        operations = select_operations(plan_operations(table), conf)
         if not operations:
-            logger.debug("nothing to compact on %s: no file slice has log files", table.base_path)
+            logger.debug("nothing to compact on %s: no file slice has log files the compaction strategy takes",
+                         table.base_path)
             return None
         timeline = table.timeline
         instant_time = timeline.new_instant_time()

@@ -24,8 +24,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.config import ArchiveConfig, CleanConfig, ClusteringConfig, CompactionConfig, HoodieConfig
-from engine.errors import EngineError
+from engine.config import (
+    ArchiveConfig,
+    CleanConfig,
+    ClusteringConfig,
+    CompactionConfig,
+    HoodieConfig,
+    TableConfig,
+)
+from engine.errors import ConfigError, EngineError
 from engine.services.archive import archive, check_archive_config
 from engine.services.callback import callback_message, check_callback_config, send_commit_callback
 from engine.services.clean import run_clean
@@ -66,6 +73,10 @@ def check_services_supported(conf: HoodieConfig, table: str) -> None:
         ConfigError: clustering settings not implemented (another strategy class, rollback of pending
             clustering on conflict); a callback that cannot be sent; archival settings Hudi refuses.
     """
+    if conf.get(CompactionConfig.INLINE) and conf.get(TableConfig.TYPE).upper() == "COPY_ON_WRITE":
+        # Hudi HoodieSparkCopyOnWriteTable.scheduleCompaction (Hudi fails after the commit; here before the write).
+        raise ConfigError(f"Compaction is not supported on a CopyOnWrite table ({CompactionConfig.INLINE.key}=true "
+                          f"on table {table}); nothing was written")
     check_clustering_config(conf, f"table {table}")
     if conf.get(ClusteringConfig.INLINE) or conf.get(ClusteringConfig.SCHEDULE_INLINE):
         refuse_bucket_clustering(conf, f"table {table}")

@@ -39,6 +39,7 @@ from engine.filegroup.partition_metadata import check_partition_layout
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
 from engine.index import index_type
 from engine.keygen import KeyGenerator
+from engine.payloads import configured_payload, payload_rules
 from engine.schema.history import SchemaEvolution
 from engine.services.post_commit import check_services_supported, run_post_commit
 from engine.spark import tasks
@@ -182,6 +183,18 @@ def _dedupe_in_spark(df: DataFrame, precombine: str | None) -> DataFrame:
              else F.lit(1))
     window = Window.partitionBy(RECORD_KEY).orderBy(order)
     return df.withColumn("_rn", F.row_number().over(window)).filter("_rn = 1").drop("_rn")
+
+
+def _payload_deletes(df: DataFrame, conf: HoodieConfig) -> DataFrame:
+    """Flag as deletes the records the payload class reads as deletes: ``Op = 'D'`` for
+    ``AWSDmsAvroPayload`` (its ``getInsertValue`` / ``combineAndGetUpdateValue`` return empty for them)."""
+    op_field = payload_rules(configured_payload(conf)).delete_op_field
+    if op_field is None or op_field not in df.columns:
+        return df
+    flagged = F.coalesce(F.col(op_field).cast(StringType()) == F.lit("D"), F.lit(False))
+    if IS_DELETED in df.columns:
+        flagged = F.coalesce(F.col(IS_DELETED).cast(BooleanType()), F.lit(False)) | flagged
+    return df.withColumn(IS_DELETED, flagged)
 
 
 def _shuffle_partitions(spark: SparkSession, conf: HoodieConfig, operation: WriteOperation) -> int:
@@ -459,6 +472,7 @@ def _bucketed_write(
             tagged = tagged.filter(F.col(FILE_ID).isNotNull()).withColumn(IS_DELETED, F.lit(True))
         elif IS_DELETED in tagged.columns:
             tagged = tagged.withColumn(IS_DELETED, F.col(IS_DELETED).cast(BooleanType()))
+        tagged = _payload_deletes(tagged, conf)
         tagged = tagged.withColumn(KEY_HASH, F.abs(F.xxhash64(RECORD_KEY)).cast(LongType()))
         tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
         persisted.append(tagged)

@@ -156,7 +156,7 @@ def append_to_file_group(
     """
     start = time.monotonic()
     if ctx.conf.get(WriteConfig.COMBINE_BEFORE_UPSERT):
-        records = dedupe_by_key(records, ctx.precombine_field)
+        records = dedupe_by_key(records, ctx.precombine_field, ctx.payload.first_on_ties)
     deletes = deleted_mask(records)
     upserts = records.filter(pa.array(~deletes)) if deletes.any() else records
     removed = records.filter(pa.array(deletes)) if deletes.any() else records.slice(0, 0)

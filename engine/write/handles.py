@@ -39,6 +39,7 @@ from engine.formats.base_file import (
 from engine.formats.bloom import BloomFilter, DynamicBloomFilter, bloom_filter_from_config
 from engine.formats.conform import conform_table, field_values
 from engine.keygen import KeyGenerator
+from engine.payloads import EXPRESSION, PayloadRules, configured_payload, payload_rules
 from engine.read.base_reader import base_file_instant
 from engine.schema.history import SchemaEvolution
 from engine.storage import Storage
@@ -52,10 +53,9 @@ logger = logging.getLogger(__name__)
 
 COMMIT_TIME, COMMIT_SEQNO, META_RECORD_KEY, META_PARTITION_PATH, FILE_NAME = META_FIELDS
 
-EXPRESSION_PAYLOAD = "org.apache.spark.sql.hudi.command.payload.ExpressionPayload"
+EXPRESSION_PAYLOAD = EXPRESSION
 """The payload class Hudi's MERGE INTO writes with: the merged row is computed by the command; a stored
 record whose ordering value is greater than the merged row's is kept; a matched DELETE always deletes."""
-EVENT_TIME_PAYLOADS = ("org.apache.hudi.common.model.DefaultHoodieRecordPayload", EXPRESSION_PAYLOAD)
 
 
 @dataclass(frozen=True)
@@ -103,12 +103,20 @@ class WriteContext:
         """Whether meta columns other than the file name are filled."""
         return (self.conf.raw(TableConfig.POPULATE_META_FIELDS) or "true").strip().lower() != "false"
 
+    @cached_property
+    def payload(self) -> PayloadRules:
+        """The rules of the write's payload class (:mod:`engine.payloads`).
+
+        Raises:
+            ConfigError: a payload class this engine does not implement.
+        """
+        return payload_rules(configured_payload(self.conf))
+
     @property
     def event_time_ordering(self) -> bool:
         """Stored records with a greater ordering value win over incoming ones
-        (``DefaultHoodieRecordPayload``)."""
-        payload = self.conf.raw(WriteConfig.PAYLOAD_CLASS) or self.conf.raw(TableConfig.PAYLOAD_CLASS) or ""
-        return payload in EVENT_TIME_PAYLOADS
+        (``DefaultHoodieRecordPayload`` and its subclasses)."""
+        return self.payload.event_time
 
     @property
     def deletes_ignore_ordering(self) -> bool:
@@ -251,7 +259,7 @@ def create_file_group(
     start = time.monotonic()
     combine = ctx.conf.get(WriteConfig.COMBINE_BEFORE_UPSERT)
     if combine and ctx.populate_meta_fields:
-        records = dedupe_by_key(records, ctx.precombine_field)
+        records = dedupe_by_key(records, ctx.precombine_field, ctx.payload.first_on_ties)
     mask = deleted_mask(records)
     if mask.any():
         records = records.filter(pa.array(~mask))
@@ -322,7 +330,7 @@ def merge_file_group(
     """
     start = time.monotonic()
     if ctx.conf.get(WriteConfig.COMBINE_BEFORE_UPSERT):
-        records = dedupe_by_key(records, ctx.precombine_field)
+        records = dedupe_by_key(records, ctx.precombine_field, ctx.payload.first_on_ties)
     try:
         old, footer = read_base_file_with_footer(ctx.storage, existing.base_file_path)
     except Exception as exc:  # noqa: BLE001 - any read failure aborts this file group's write

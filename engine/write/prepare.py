@@ -21,13 +21,14 @@ SLOT = "_hoodie_write_slot"
 PIPELINE_COLUMNS = (RECORD_KEY, PARTITION_PATH, FILE_ID, IS_DELETED, BUCKET, KEY_HASH, SLOT)
 
 
-def dedupe_by_key(records: pa.Table, precombine_field: str | None) -> pa.Table:
+def dedupe_by_key(records: pa.Table, precombine_field: str | None, first_on_ties: bool = False) -> pa.Table:
     """Keep one record per ``_hoodie_record_key``: the one with the greatest precombine value; on ties
-    (or without a precombine field) the one that arrived last.
+    (or without a precombine field) the one that arrived last, or first with ``first_on_ties``.
 
     Args:
         records: rows with a ``_hoodie_record_key`` column (and the precombine column when given).
         precombine_field: ordering column name (a dotted path for a nested field), or ``None``.
+        first_on_ties: ``FirstValueAvroPayload.preCombine`` (:mod:`engine.payloads`).
 
     Returns:
         The surviving rows, in key order.
@@ -42,7 +43,7 @@ def dedupe_by_key(records: pa.Table, precombine_field: str | None) -> pa.Table:
     if ordering is not None:
         work = work.append_column("__ordering", ordering)
         sort_keys.append(("__ordering", "ascending", "at_start"))
-    sort_keys.append(("__arrival", "ascending", "at_start"))
+    sort_keys.append(("__arrival", "descending" if first_on_ties else "ascending", "at_start"))
     order = pc.sort_indices(work, sort_keys=sort_keys)
     keys = pc.take(records.column(RECORD_KEY), order)
     keys_np = keys.to_numpy(zero_copy_only=False)

@@ -9,6 +9,7 @@ from engine.formats.cdc import SupplementalLoggingMode
 from engine.index import index_type
 from engine.index.bucket import BucketSpec
 from engine.metadata_table import refuse_metadata_table
+from engine.payloads import check_payload_class, configured_payload
 from engine.table import Table
 
 SUPPORTED_INDEX_TYPES = ("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET")
@@ -34,6 +35,7 @@ def check_write_supported(table: Table, conf: HoodieConfig) -> None:
             engine maintains no metadata table: :mod:`engine.metadata_table`).
     """
     refuse_metadata_table(conf, table)
+    check_payload_class(configured_payload(conf), f"table {table.base_path}")
     kind = index_type(conf)
     if kind not in SUPPORTED_INDEX_TYPES:
         raise errors.ConfigError(

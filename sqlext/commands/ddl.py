@@ -20,8 +20,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructField, StructType, _parse_datatype_string
 from pyspark.sql.utils import AnalysisException, ParseException
 
-from engine.config import KeyGenConfig, ReadConfig, TableConfig, WriteConfig
+from engine.config import CompactionConfig, IndexConfig, KeyGenConfig, ReadConfig, TableConfig, WriteConfig
+from engine.errors import ConfigError
 from engine.formats.avro_schema import META_FIELDS, arrow_to_avro
+from engine.payloads import check_payload_class
 from engine.spark.schema import spark_to_arrow, table_data_schema
 from engine.spark.writer import write_dataframe
 from engine.storage import Storage
@@ -122,10 +124,7 @@ def hudi_table_properties(database: str, name: str, schema: StructType, partitio
         WriteConfig.PRECOMBINE_FIELD.key)
     _require_key_columns(name, schema, record_keys, precombine)
     _require_columns(name, partitioned_by, columns, "partition column")
-    raw_type = hoodie.get(TableConfig.TYPE.key, "cow")
-    table_type = TABLE_TYPES.get(raw_type.lower())
-    if table_type is None:
-        raise SqlAnalysisError(f"CREATE TABLE {name}: type must be 'cow' or 'mor', not {raw_type!r}")
+    table_type = TABLE_TYPES[hoodie.get(TableConfig.TYPE.key, "cow").lower()]  # validate_table_options checked it
     arrow_schema = spark_to_arrow(schema)
     avro = arrow_to_avro(arrow_schema, name, with_defaults=False)
     props = {
@@ -152,6 +151,44 @@ def hudi_table_properties(database: str, name: str, schema: StructType, partitio
     if "hoodie.datasource.write.payload.class" in hoodie:
         props[TableConfig.PAYLOAD_CLASS.key] = hoodie["hoodie.datasource.write.payload.class"]
     return props
+
+
+HUDI_INDEX_TYPES = ("HBASE", "INMEMORY", "BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE", "BUCKET", "FLINK_STATE",
+                    "RECORD_INDEX")
+"""The valid values of ``hoodie.index.type`` in Hudi 0.15 (``HoodieIndexConfig.INDEX_TYPE``)."""
+
+
+def validate_table_options(table: str, hoodie: dict[str, str]) -> None:
+    """Refuse CREATE TABLE options as Hudi does, with Hudi's words (``HoodieOptionConfig.validateTable``,
+    ``ConfigProperty.checkValues``, ``HoodieSparkCopyOnWriteTable.scheduleCompaction``), before anything is
+    created:
+
+    * ``type`` other than ``cow`` / ``mor``: ``'type' must be 'cow' or 'mor'``;
+    * an unknown ``hoodie.index.type``: ``The value of hoodie.index.type should be one of ..., but was X``
+      (matched case-insensitively here);
+    * a copy-on-write table with ``hoodie.compact.inline=true``: ``Compaction is not supported on a
+      CopyOnWrite table`` (Hudi fails the CTAS, and a plain CREATE's first write, after writing);
+    * a payload class whose merge this engine does not implement (:func:`engine.payloads.check_payload_class`).
+
+    Raises:
+        SqlAnalysisError: naming the table and the option at fault.
+    """
+    raw_type = hoodie.get(TableConfig.TYPE.key, "cow")
+    if raw_type.lower() not in TABLE_TYPES:
+        raise SqlAnalysisError(f"'type' must be 'cow' or 'mor' (CREATE TABLE {table}: type = '{raw_type}')")
+    index = hoodie.get(IndexConfig.TYPE.key)
+    if index is not None and index.strip().upper() not in HUDI_INDEX_TYPES:
+        raise SqlAnalysisError(f"The value of {IndexConfig.TYPE.key} should be one of {','.join(HUDI_INDEX_TYPES)}, "
+                               f"but was {index} (CREATE TABLE {table})")
+    if TABLE_TYPES[raw_type.lower()] == "COPY_ON_WRITE" \
+            and str(hoodie.get(CompactionConfig.INLINE.key, "false")).strip().lower() == "true":
+        raise SqlAnalysisError(f"Compaction is not supported on a CopyOnWrite table (CREATE TABLE {table} with "
+                               f"{CompactionConfig.INLINE.key}=true)")
+    for key in (WriteConfig.PAYLOAD_CLASS.key, TableConfig.PAYLOAD_CLASS.key):
+        try:
+            check_payload_class(hoodie.get(key), f"table {table} ({key})")
+        except ConfigError as exc:
+            raise SqlAnalysisError(str(exc).replace("; nothing was written", "")) from exc
 
 
 def _mapped_type(hoodie: dict[str, str]) -> dict[str, str]:
@@ -304,6 +341,7 @@ def create_table(ctx: CommandContext, stmt: CreateTable) -> DataFrame:
             f"CREATE TABLE {database}.{name}: It is not allowed to specify partition columns when the table schema "
             "is not defined. When the table schema is not provided, schema and partition columns will be inferred.")
     hoodie, user_props = _table_options(dict(stmt.properties))
+    validate_table_options(f"{database}.{name}", hoodie)
     schema, query_df = _create_schema(spark, stmt)
     external = stmt.location is not None
     location = _absolute(stmt.location) if stmt.location is not None else catalog.default_location(database, name)

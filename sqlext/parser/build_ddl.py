@@ -37,7 +37,8 @@ def property_value(value: exp.Expr) -> str:
 
 def properties_of(props: list[exp.Expr]) -> dict[str, str]:
     """``Property`` nodes (from OPTIONS / TBLPROPERTIES, in written order) as a dict; later keys win."""
-    return {p.this.name: property_value(p.args["value"]) for p in props if type(p) is exp.Property}
+    # An unquoted dotted key (hoodie.compact.inline = 'true') is a Dot/Column node: keep every part.
+    return {".".join(name_parts(p.this)): property_value(p.args["value"]) for p in props if type(p) is exp.Property}
 
 
 def column_def(src: Source, node: exp.Expr) -> st.ColumnDef:

@@ -30,7 +30,7 @@ from engine.timeline.avro_serde import deserialize
 from engine.timeline.instant import CLEAN, Instant, State
 from sqlext.errors import ProcedureError
 from sqlext.procedures.commits import file_mtimes, transition_time
-from sqlext.procedures.compaction import parse_options, resolve_table
+from sqlext.procedures.compaction import parse_options, resolve_service_table, resolve_table
 from sqlext.procedures.registry import Param, Procedure, register
 
 if TYPE_CHECKING:
@@ -63,12 +63,9 @@ _ARGUMENT_KEYS = {
 
 def run_clean_procedure(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """``CALL run_clean(...)`` (module docstring)."""
-    display, table = resolve_table(ctx, args.get("table"), None, "run_clean")
-    options = parse_options(args.get("options"))
-    for name, key in _ARGUMENT_KEYS.items():
-        if args.get(name) is not None:
-            options[key] = str(args[name])
-    conf = table.config.overlay(options)
+    options = {key: str(args[name]) for name, key in _ARGUMENT_KEYS.items() if args.get(name) is not None}
+    options.update(parse_options(args.get("options")))  # Hudi: options over the named arguments
+    display, table, conf = resolve_service_table(ctx, args.get("table"), None, "run_clean", options)
     schedule = args.get("schedule_in_line")
     schedule = True if schedule is None else str(schedule).strip().lower() not in ("false", "0")
     try:

@@ -28,7 +28,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from engine.config import ClusteringConfig, LayoutConfig
+from engine.config import ClusteringConfig, LayoutConfig, overlay_settings
 from engine.errors import EngineError
 from engine.read.planner import PartitionColumns
 from engine.services.clustering import (
@@ -45,7 +45,7 @@ from engine.timeline.instant import REPLACE_COMMIT
 from sqlext.error_report import summarize
 from sqlext.errors import ProcedureError
 from sqlext.parser.statements import Compaction, CompactionKind
-from sqlext.procedures.compaction import parse_options, pending_targets, resolve_table
+from sqlext.procedures.compaction import parse_options, pending_targets, resolve_service_table, resolve_table
 from sqlext.procedures.registry import Param, Procedure, register
 
 if TYPE_CHECKING:
@@ -102,7 +102,8 @@ def prune_partitions(ctx: CommandContext, display: str, table: Table, predicate:
 
 def run_clustering(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """``CALL run_clustering(...)`` as Hudi's ``RunClusteringProcedure`` (see the module doc)."""
-    display, table = resolve_table(ctx, args.get("table"), args.get("path"), "run_clustering")
+    display, table, base_conf = resolve_service_table(ctx, args.get("table"), args.get("path"), "run_clustering",
+                                                      {})
     confs: dict[str, str] = {}
     predicate, selected = args.get("predicate"), args.get("selected_partitions")
     chosen = prune_partitions(ctx, display, table, str(predicate)) if predicate else \
@@ -123,7 +124,7 @@ def run_clustering(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
         if args.get("order_strategy"):
             confs[LayoutConfig.STRATEGY.key] = layout_strategy(str(args["order_strategy"]))
         confs.update(parse_options(args.get("options")))
-        conf = table.config.overlay(confs)
+        conf = overlay_settings(base_conf, confs)
         pending = [i.timestamp for i in pending_clusterings(table)]
         op_arg = args.get("op")
         op = str(op_arg or "").strip().lower()

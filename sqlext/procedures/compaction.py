@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
+from engine.config import HoodieConfig, overlay_settings
 from engine.errors import EngineError
 from engine.services.compaction import pending_compactions, schedule_compaction, why_nothing_to_schedule
 from engine.spark.compaction import execute_compaction
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize
 from engine.timeline.instant import Instant, State
+from sqlext.commands.options import session_hoodie_confs
 from sqlext.errors import ProcedureError
 from sqlext.parser.statements import Compaction, CompactionKind, TableIdent
 from sqlext.procedures.registry import Param, Procedure, register
@@ -53,16 +55,40 @@ def resolve_table(ctx: CommandContext, table: Any, path: Any, procedure: str) ->
     Raises:
         ProcedureError: neither given, or no Hudi table there.
     """
+    display, loaded, _ = _locate(ctx, table, path, procedure)
+    return display, loaded
+
+
+def _locate(ctx: CommandContext, table: Any, path: Any, procedure: str) -> tuple[str, Table, dict[str, str]]:
+    """(display name, table, the catalog's ``hoodie.*`` properties) of ``table`` (wins) or ``path``."""
     if table:
         database, _, name = str(table).rpartition(".")
         entry, loaded = ctx.catalog.require_hudi(TableIdent(database or None, name))
-        return entry.display, loaded
+        return entry.display, loaded, {k: v for k, v in entry.properties.items() if k.startswith("hoodie.")}
     if path:
         try:
-            return str(path), Table.load(str(path))
+            return str(path), Table.load(str(path)), {}
         except EngineError as exc:
             raise ProcedureError(f"{procedure}: {exc}") from exc
-    raise ProcedureError(f"{procedure}: give table => 'db.t' or path => '/base/path'")
+    raise ProcedureError(f"Table name or table path must be given one ({procedure}: table => 'db.t' or "
+                         "path => '/base/path')")
+
+
+def resolve_service_table(ctx: CommandContext, table: Any, path: Any, procedure: str,
+                          options: dict[str, str]) -> tuple[str, Table, HoodieConfig]:
+    """(display name, table, config) of a table service procedure, the config layered as Hudi's
+    ``HoodieCLIUtils.createHoodieWriteClient``: the catalog's ``hoodie.*`` properties (when named by
+    ``table``) < ``hoodie.properties`` < the session's ``SET hoodie.*`` < ``options``; a key given under
+    either of its spellings (``hoodie.cleaner.*`` / ``hoodie.clean.*``) in an upper layer wins.
+
+    Raises:
+        ProcedureError: neither table nor path given, or no Hudi table there.
+    """
+    display, loaded, catalog = _locate(ctx, table, path, procedure)
+    conf = HoodieConfig(catalog)
+    for layer in (loaded.config.as_dict(), session_hoodie_confs(ctx.spark), options):
+        conf = overlay_settings(conf, layer)
+    return display, loaded, conf
 
 
 def _require_mor(display: str, table: Table, procedure: str) -> None:
@@ -116,10 +142,10 @@ def run_compaction(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     op = str(args.get("op") or "").strip().lower()
     if op == "run":
         op = "scheduleandexecute"
-    display, table = resolve_table(ctx, args.get("table"), args.get("path"), "run_compaction")
-    _require_mor(display, table, "run_compaction")
     options = parse_options(args.get("options"))
-    conf = table.config.overlay(options)
+    display, table, conf = resolve_service_table(ctx, args.get("table"), args.get("path"), "run_compaction",
+                                                 options)
+    _require_mor(display, table, "run_compaction")
     instants = args.get("instants")
     if args.get("timestamp") is not None and not instants:
         instants, op = str(args["timestamp"]), "execute"

@@ -86,7 +86,7 @@ def _table(ctx: CommandContext, args: dict[str, Any], procedure: str) -> tuple[C
     """
     name = text_arg(args, "table")
     if not name:
-        raise ProcedureError(f"procedure {procedure}: table is required (table => '[db.]name')")
+        raise ProcedureError(f"Argument: table is required (procedure {procedure}: table => '[db.]name')")
     database, _, table = name.rpartition(".")
     return ctx.catalog.require_hudi(TableIdent(database or None, table))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ class Param:
         required: whether the argument must be given.
         choices: the valid values, when there is a fixed set (matched case-insensitively).
         doc: what the parameter means, for ``CALL help(cmd => ...)``.
+        aliases: other names the parameter had in another Hudi release (e.g. ``comment`` for ``comments``).
+            Names also match without regard to case and ``_`` (``startTs`` = ``start_ts``).
     """
 
     name: str
@@ -39,6 +42,11 @@ class Param:
     required: bool = False
     choices: tuple[str, ...] = ()
     doc: str = ""
+    aliases: tuple[str, ...] = ()
+
+    def names(self) -> tuple[str, ...]:
+        """The keys this parameter is found under (:func:`name_key` of its name and aliases)."""
+        return tuple(name_key(n) for n in (self.name, *self.aliases))
 
     def check(self, procedure: str, value: Any) -> None:
         """Raise when ``value`` is not one of :attr:`choices`.
@@ -51,6 +59,12 @@ class Param:
         if str(value).strip().lower() not in {c.lower() for c in self.choices}:
             raise ProcedureError(f"procedure {procedure}: {self.name} must be one of {', '.join(self.choices)}; "
                                  f"got {value!r}")
+
+
+def name_key(name: str) -> str:
+    """How argument names are matched: lower case, ``_`` ignored, so the camelCase names of one Hudi release
+    (``startTs``, ``showArchived``) and the snake_case names of another (``start_ts``) both bind."""
+    return name.replace("_", "").lower()
 
 
 @dataclass(frozen=True)
@@ -72,35 +86,42 @@ class Procedure:
     doc: str = ""
 
     def bind(self, call_: Call) -> dict[str, Any]:
-        """Bind positional and named arguments.
+        """Bind positional and named arguments (Hudi ``BaseProcedure.checkArgs`` / ``getArgValueOrDefault``).
 
         Raises:
-            ProcedureError: unknown or repeated argument, too many positional ones, a required one missing.
+            ProcedureError: unknown or repeated argument, too many positional ones, a required one missing or
+                null (Hudi's words: ``Argument: table is required``).
         """
-        by_name = {p.name.lower(): p for p in self.params}
+        by_name = {key: p for p in self.params for key in p.names()}
         bound: dict[str, Any] = {}
         for index, arg in enumerate(call_.args):
             if arg.name is None:
                 if index >= len(self.params):
                     raise ProcedureError(f"procedure {self.name} takes {len(self.params)} argument(s), "
                                          f"got {len(call_.args)}")
-                name = self.params[index].name
+                param = self.params[index]
             else:
-                name = arg.name.lower()
-                if name not in by_name:
-                    raise ProcedureError(f"procedure {self.name} has no parameter {arg.name} (parameters: "
-                                         f"{', '.join(p.name for p in self.params)})")
-                name = by_name[name].name
-            if name in bound:
-                raise ProcedureError(f"procedure {self.name}: argument {name} given twice")
-            by_name[name.lower()].check(self.name, arg.value)
-            bound[name] = arg.value
+                found = by_name.get(name_key(arg.name))
+                if found is None:
+                    raise ProcedureError(f"procedure {self.name} has no parameter {arg.name}{_suggest(arg.name, [p.name.lower() for p in self.params])}"
+                                         f" (parameters: {', '.join(p.name for p in self.params)})")
+                param = found
+            if param.name in bound:
+                raise ProcedureError(f"procedure {self.name}: argument {param.name} given twice")
+            param.check(self.name, arg.value)
+            bound[param.name] = arg.value
         for param in self.params:
-            if param.name not in bound:
+            if bound.get(param.name) is None:
                 if param.required:
-                    raise ProcedureError(f"procedure {self.name}: argument {param.name} is required")
-                bound[param.name] = param.default
+                    raise ProcedureError(f"Argument: {param.name} is required (procedure {self.name})")
+                bound.setdefault(param.name, param.default)
         return bound
+
+
+def _suggest(name: str, names: Any) -> str:
+    """``; did you mean x?`` for the closest of ``names`` (difflib), or ``""``."""
+    close = difflib.get_close_matches(name.lower(), [str(n) for n in names], n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 _REGISTRY: dict[str, Procedure] = {}
@@ -126,9 +147,10 @@ def call(ctx: CommandContext, statement: Call) -> DataFrame:
     Raises:
         ProcedureError: unknown procedure, bad arguments, or the procedure failed.
     """
-    procedure = procedures().get(statement.name.lower())
+    known = procedures()
+    procedure = known.get(statement.name.lower())
     if procedure is None:
-        raise ProcedureError(f"procedure: {statement.name} is not exists (Hudi's words); the procedures are "
-                             f"{', '.join(sorted(procedures()))}; CALL help() describes them")
+        hint = _suggest(statement.name, sorted(known)) or "; CALL help() lists the procedures"
+        raise ProcedureError(f"procedure: {statement.name} is not exists{hint}")
     args = procedure.bind(statement)
     return procedure.run(ctx, args)

@@ -165,7 +165,7 @@ _TABLE = Param("table", "string", doc="the table ([db.]name); or give path")
 _PATH = Param("path", "string", doc="the table's base path; or give table")
 register(Procedure("create_savepoint", (
     _TABLE, Param("commit_time", "string", required=True, doc="the completed commit to savepoint"),
-    Param("user", "string", "", doc="who savepoints"), Param("comments", "string", "", doc="why"), _PATH,
+    Param("user", "string", "", doc="who savepoints"), Param("comments", "string", "", doc="why", aliases=("comment",)), _PATH,
 ), "create_savepoint_result boolean", create_savepoint_procedure,
     "keep a commit's files from the cleaner, to restore it later"))
 register(Procedure("show_savepoints", (_TABLE, _PATH), "savepoint_time string", show_savepoints,

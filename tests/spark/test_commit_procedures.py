@@ -145,11 +145,11 @@ def test_commits_metadata_and_one_commit(session: Session, cow: tuple[str, Path,
 
     with pytest.raises(ProcedureError, match=f"Commit 20200101000000000 not found in Commits.*{insert}"):
         call(session, f"show_commit_files(table => '{name}', instant_time => '20200101000000000')")
-    with pytest.raises(ProcedureError, match="argument instant_time is required"):
+    with pytest.raises(ProcedureError, match="Argument: instant_time is required"):
         call(session, f"show_commit_write_stats(table => '{name}')")
     with pytest.raises(ProcedureError, match="Invalid filter expression.*no_such_column"):
         call(session, f"show_commit_files(table => '{name}', instant_time => '{insert}', filter => 'no_such_column = 1')")
-    with pytest.raises(ProcedureError, match="argument table is required"):
+    with pytest.raises(ProcedureError, match="Argument: table is required"):
         call(session, "show_commits(limit => 10)")
 
 
@@ -227,7 +227,7 @@ def test_table_properties_and_compare(session: Session, table_name: str, tmp_pat
     latest = completed_commit_times(tmp_path / source)[-1]
     (detail,) = call(session, f"commits_compare(table => '{source}', path => '{tmp_path / target}')")
     assert detail["compare_detail"] == f"Source {source} is ahead by 1 commits. Commits to catch up - [{latest}]"
-    with pytest.raises(ProcedureError, match="argument path is required"):
+    with pytest.raises(ProcedureError, match="Argument: path is required"):
         call(session, f"commits_compare(table => '{source}')")
 
     on_disk = Table.load(str(tmp_path / source)).config

@@ -1,0 +1,120 @@
+"""Record payload classes (``hoodie.datasource.write.payload.class`` / ``hoodie.compaction.payload.class``) and
+how each combines two versions of a record, as Hudi 0.14/0.15 implement them.
+
+Hudi merges with two methods of the payload class:
+
+* ``preCombine`` picks one record among versions of a key *within* a batch (the write's de-duplication) and
+  among log records (``HoodieMergedLogRecordScanner``);
+* ``combineAndGetUpdateValue`` merges an incoming (or log) record with the stored one (COW merge handle,
+  base file + log on read and compaction).
+
+The payloads this engine implements, by their rules (:class:`PayloadRules`):
+
+==========================================  ===========================  ==================================
+class (``org.apache.hudi.common.model.``)   preCombine                   against the stored record
+==========================================  ===========================  ==================================
+``OverwriteWithLatestAvroPayload``          greater ordering; tie: later the incoming record
+``DefaultHoodieRecordPayload``              greater ordering; tie: later the stored one if its ordering is greater
+``EventTimeAvroPayload``                    greater ordering; tie: later as DefaultHoodieRecordPayload
+``FirstValueAvroPayload``                   greater ordering; tie: first as DefaultHoodieRecordPayload
+``AWSDmsAvroPayload``                       greater ordering; tie: later the incoming record; ``Op = 'D'`` deletes
+==========================================  ===========================  ==================================
+
+``OverwriteNonDefaultsWithLatestAvroPayload`` and ``PartialUpdateAvroPayload`` merge column by column (a null
+incoming column keeps the stored value); they, and any other class, are refused by :func:`check_payload_class`
+when a table is created or written, naming the class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.config import HoodieConfig, TableConfig, WriteConfig
+from engine.errors import ConfigError
+
+PACKAGE = "org.apache.hudi.common.model."
+OVERWRITE_WITH_LATEST = PACKAGE + "OverwriteWithLatestAvroPayload"
+DEFAULT = PACKAGE + "DefaultHoodieRecordPayload"
+EVENT_TIME = PACKAGE + "EventTimeAvroPayload"
+FIRST_VALUE = PACKAGE + "FirstValueAvroPayload"
+AWS_DMS = PACKAGE + "AWSDmsAvroPayload"
+OVERWRITE_NON_DEFAULTS = PACKAGE + "OverwriteNonDefaultsWithLatestAvroPayload"
+PARTIAL_UPDATE = PACKAGE + "PartialUpdateAvroPayload"
+EXPRESSION = "org.apache.spark.sql.hudi.command.payload.ExpressionPayload"
+"""The payload Hudi's MERGE INTO writes with (the merged row is computed by the command)."""
+
+AWS_DMS_OP_FIELD = "Op"
+"""``AWSDmsAvroPayload.OP_FIELD``: a record whose ``Op`` is ``D`` is a delete."""
+
+
+@dataclass(frozen=True)
+class PayloadRules:
+    """How a payload class combines record versions.
+
+    Attributes:
+        name: the class name.
+        event_time: against the stored record, a stored record whose ordering value is greater is kept
+            (``DefaultHoodieRecordPayload.needUpdatingPersistedRecord``).
+        first_on_ties: in ``preCombine``, of versions with equal ordering values the first (older) one is kept
+            (``FirstValueAvroPayload``); else the later one.
+        delete_op_field: a column whose value ``D`` marks the record as a delete (``AWSDmsAvroPayload``), or None.
+    """
+
+    name: str
+    event_time: bool = False
+    first_on_ties: bool = False
+    delete_op_field: str | None = None
+
+
+SUPPORTED: dict[str, PayloadRules] = {
+    OVERWRITE_WITH_LATEST: PayloadRules(OVERWRITE_WITH_LATEST),
+    DEFAULT: PayloadRules(DEFAULT, event_time=True),
+    EVENT_TIME: PayloadRules(EVENT_TIME, event_time=True),
+    FIRST_VALUE: PayloadRules(FIRST_VALUE, event_time=True, first_on_ties=True),
+    AWS_DMS: PayloadRules(AWS_DMS, delete_op_field=AWS_DMS_OP_FIELD),
+    EXPRESSION: PayloadRules(EXPRESSION, event_time=True),
+}
+"""Payload classes whose merge this engine implements, by name."""
+
+REFUSED_REASONS = {
+    OVERWRITE_NON_DEFAULTS: "it merges column by column (a null incoming column keeps the stored value)",
+    PARTIAL_UPDATE: "it merges column by column (null columns are filled from the other version)",
+}
+
+
+def payload_rules(name: str | None) -> PayloadRules:
+    """The rules of payload class ``name`` (``None`` or empty: ``OverwriteWithLatestAvroPayload``, Hudi's default).
+
+    Raises:
+        ConfigError: a class this engine does not implement (see :func:`check_payload_class`).
+    """
+    cls = (name or "").strip() or OVERWRITE_WITH_LATEST
+    rules = SUPPORTED.get(cls)
+    if rules is None:
+        raise ConfigError(_refusal(cls, "this table"))
+    return rules
+
+
+def configured_payload(conf: HoodieConfig) -> str:
+    """The payload class of a write: ``hoodie.datasource.write.payload.class``, else the table's
+    ``hoodie.compaction.payload.class``, else ``OverwriteWithLatestAvroPayload``."""
+    return ((conf.raw(WriteConfig.PAYLOAD_CLASS) or conf.raw(TableConfig.PAYLOAD_CLASS) or "").strip()
+            or OVERWRITE_WITH_LATEST)
+
+
+def check_payload_class(name: str | None, where: str) -> None:
+    """Refuse a payload class whose merge this engine does not implement, before anything is written.
+
+    Raises:
+        ConfigError: names the class, ``where`` (the table) and the supported classes.
+    """
+    cls = (name or "").strip()
+    if cls and cls not in SUPPORTED:
+        raise ConfigError(_refusal(cls, where))
+
+
+def _refusal(cls: str, where: str) -> str:
+    reason = REFUSED_REASONS.get(cls, "this engine does not implement its merge")
+    supported = ", ".join(sorted(c.rsplit(".", 1)[-1] for c in SUPPORTED if c != EXPRESSION))
+    return (f"payload class {cls} is not supported for {where}: {reason} (supported: {supported}); nothing was "
+            "written")
