@@ -18,16 +18,21 @@ class (``org.apache.hudi.common.model.``)   preCombine                   against
 ``EventTimeAvroPayload``                    greater ordering; tie: later as DefaultHoodieRecordPayload
 ``FirstValueAvroPayload``                   greater ordering; tie: first as DefaultHoodieRecordPayload
 ``AWSDmsAvroPayload``                       greater ordering; tie: later the incoming record; ``Op = 'D'`` deletes
+``OverwriteNonDefaultsWith...Payload``      greater ordering; tie: later the incoming record, its null columns
+                                                                         taken from the stored one
 ==========================================  ===========================  ==================================
 
-``OverwriteNonDefaultsWithLatestAvroPayload`` and ``PartialUpdateAvroPayload`` merge column by column (a null
-incoming column keeps the stored value); they, and any other class, are refused by :func:`check_payload_class`
-when a table is created or written, naming the class.
+``PartialUpdateAvroPayload`` (column-wise in preCombine too, and symmetric by ordering value) and any other
+class are refused by :func:`check_payload_class` when a table is created or written, naming the class.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from engine.config import HoodieConfig, TableConfig, WriteConfig
 from engine.errors import ConfigError
@@ -58,12 +63,16 @@ class PayloadRules:
         first_on_ties: in ``preCombine``, of versions with equal ordering values the first (older) one is kept
             (``FirstValueAvroPayload``); else the later one.
         delete_op_field: a column whose value ``D`` marks the record as a delete (``AWSDmsAvroPayload``), or None.
+        fill_nulls_from_stored: against the stored record, a null column of the incoming record keeps the stored
+            value (``OverwriteNonDefaultsWithLatestAvroPayload.combineAndGetUpdateValue``; ``preCombine`` is
+            ``OverwriteWithLatestAvroPayload``'s, without filling).
     """
 
     name: str
     event_time: bool = False
     first_on_ties: bool = False
     delete_op_field: str | None = None
+    fill_nulls_from_stored: bool = False
 
 
 SUPPORTED: dict[str, PayloadRules] = {
@@ -72,13 +81,14 @@ SUPPORTED: dict[str, PayloadRules] = {
     EVENT_TIME: PayloadRules(EVENT_TIME, event_time=True),
     FIRST_VALUE: PayloadRules(FIRST_VALUE, event_time=True, first_on_ties=True),
     AWS_DMS: PayloadRules(AWS_DMS, delete_op_field=AWS_DMS_OP_FIELD),
+    OVERWRITE_NON_DEFAULTS: PayloadRules(OVERWRITE_NON_DEFAULTS, fill_nulls_from_stored=True),
     EXPRESSION: PayloadRules(EXPRESSION, event_time=True),
 }
 """Payload classes whose merge this engine implements, by name."""
 
 REFUSED_REASONS = {
-    OVERWRITE_NON_DEFAULTS: "it merges column by column (a null incoming column keeps the stored value)",
-    PARTIAL_UPDATE: "it merges column by column (null columns are filled from the other version)",
+    PARTIAL_UPDATE: "it merges column by column in preCombine too, the version with the greater ordering value "
+                    "filled from the other",
 }
 
 
@@ -111,6 +121,20 @@ def check_payload_class(name: str | None, where: str) -> None:
     cls = (name or "").strip()
     if cls and cls not in SUPPORTED:
         raise ConfigError(_refusal(cls, where))
+
+
+def fill_nulls(incoming: pa.Table, stored: pa.Table, skip: Sequence[str] = ()) -> pa.Table:
+    """``incoming`` with each null value replaced by the value of the same column in ``stored`` (row by row;
+    both tables of one schema and length), columns in ``skip`` kept as they are
+    (``OverwriteNonDefaultsWithLatestAvroPayload``: a null incoming field keeps the stored field's value).
+    """
+    columns = []
+    for name in incoming.column_names:
+        column = incoming.column(name)
+        if name not in skip and column.null_count:
+            column = pc.if_else(pc.is_null(column), stored.column(name), column)
+        columns.append(column)
+    return pa.table(columns, schema=incoming.schema)
 
 
 def _refusal(cls: str, where: str) -> str:

@@ -72,6 +72,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.formats.avro_schema import META_FIELDS
 from engine.formats.conform import conform_array, conform_table, field_values
 from engine.formats.log_format import (
     AvroDataBlock,
@@ -81,6 +82,7 @@ from engine.formats.log_format import (
     ParquetDataBlock,
     load_block_content,
 )
+from engine.payloads import fill_nulls
 from engine.read.base_reader import read_base_batches
 from engine.read.log_scan import (
     COMMIT_TIME,
@@ -352,7 +354,12 @@ def _combine_with_base(base_batches: Iterator[pa.Table] | None, base_file: str, 
                 consumed[record_index.to_numpy(zero_copy_only=False)] = True
             log_index = pc.filter(index, use_log)
             log_index = pc.filter(log_index, pc.invert(pc.take(soft, log_index)))
-            parts = [base.filter(keep_base), merged.records.take(log_index)]
+            updates = merged.records.take(log_index)
+            if settings.fills_nulls_from_base and updates.num_rows:
+                safe = pc.if_else(is_record, pc.fill_null(index, 0), pa.scalar(0, index.type))
+                replaced = pc.and_(use_log, pc.invert(pc.take(soft, safe)))
+                updates = fill_nulls(updates, base.filter(replaced), skip=META_FIELDS)
+            parts = [base.filter(keep_base), updates]
             out = pa.concat_tables(parts)
             if out.num_rows:
                 yield out

@@ -111,6 +111,12 @@ class MergeSettings:
         return self._rules.first_on_ties
 
     @property
+    def fills_nulls_from_base(self) -> bool:
+        """Whether a log record's null columns take the base record's values
+        (``OverwriteNonDefaultsWithLatestAvroPayload``)."""
+        return self._rules.fill_nulls_from_stored
+
+    @property
     def _rules(self) -> PayloadRules:
         try:
             return payload_rules(self.payload_class)

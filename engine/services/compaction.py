@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from engine.concurrency.transaction import TransactionManager
 from engine.config import CompactionConfig, HoodieConfig
-from engine.errors import ConcurrentWriteError, TableServiceError
+from engine.errors import ConcurrentWriteError, EngineError, TableServiceError
 from engine.filegroup.naming import base_file_name
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
 from engine.formats.base_file import BaseFileWriter
@@ -281,6 +281,30 @@ def pending_compactions(table: Table) -> list[Instant]:
     """Requested or inflight compaction instants, oldest first."""
     table.timeline.reload()
     return [i for i in table.timeline.pending() if i.action == "compaction"]
+
+
+def compaction_history(table: Table) -> list[tuple[str, int, State]]:
+    """Every compaction on the active timeline, newest first, as Hudi's ``ShowCompactionProcedure`` lists them:
+    ``(instant, operations in its plan, state)``; a completed compaction (a ``commit`` with ``compacted``)
+    is ``COMPLETED``."""
+    table.timeline.reload()
+    found: list[tuple[str, int, State]] = []
+    for instant in table.timeline.instants:
+        if instant.action == "compaction":
+            found.append((instant.timestamp, plan_size(table, instant.timestamp), instant.state))
+        elif instant.action == "commit" and instant.state is State.COMPLETED \
+                and table.commit_metadata(instant).compacted:
+            found.append((instant.timestamp, plan_size(table, instant.timestamp), State.COMPLETED))
+    return sorted(found, key=lambda row: row[0], reverse=True)
+
+
+def plan_size(table: Table, instant_time: str) -> int:
+    """Operations in the compaction plan of ``instant_time`` (pending or completed; 0 when it cannot be read)."""
+    try:
+        data = table.timeline.read_details(Instant(instant_time, "compaction", State.REQUESTED))
+        return len(deserialize(data).get("operations") or [])
+    except EngineError:
+        return 0
 
 
 def read_plan(table: Table, instant_time: str) -> list[CompactionOperation]:

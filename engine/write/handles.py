@@ -39,7 +39,7 @@ from engine.formats.base_file import (
 from engine.formats.bloom import BloomFilter, DynamicBloomFilter, bloom_filter_from_config
 from engine.formats.conform import conform_table, field_values
 from engine.keygen import KeyGenerator
-from engine.payloads import EXPRESSION, PayloadRules, configured_payload, payload_rules
+from engine.payloads import EXPRESSION, PayloadRules, configured_payload, fill_nulls, payload_rules
 from engine.read.base_reader import base_file_instant
 from engine.schema.history import SchemaEvolution
 from engine.storage import Storage
@@ -374,6 +374,10 @@ def merge_file_group(
 
     file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
     incoming = with_meta_columns(ctx, records, file_name, pa.nulls(n_inc, pa.string()))
+    if ctx.payload.fill_nulls_from_stored and matched.any():
+        stored_of = np.zeros(n_inc, dtype=np.int64)
+        stored_of[pos[matched]] = np.nonzero(matched)[0]
+        incoming = fill_nulls(incoming, old.take(pa.array(stored_of)), skip=META_FIELDS)
     old = old.set_column(old.schema.get_field_index(FILE_NAME), FILE_NAME, _constant(file_name, n_old))
     combined = pa.concat_tables([old, incoming])
     output = combined.take(pa.array(out_idx))

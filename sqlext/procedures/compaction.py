@@ -18,11 +18,14 @@ from pyspark.sql import DataFrame
 
 from engine.config import HoodieConfig, overlay_settings
 from engine.errors import EngineError
-from engine.services.compaction import pending_compactions, schedule_compaction, why_nothing_to_schedule
+from engine.services.compaction import (
+    compaction_history,
+    pending_compactions,
+    schedule_compaction,
+    why_nothing_to_schedule,
+)
 from engine.spark.compaction import execute_compaction
 from engine.table import Table
-from engine.timeline.avro_serde import deserialize
-from engine.timeline.instant import Instant, State
 from sqlext.commands.options import session_hoodie_confs
 from sqlext.errors import ProcedureError
 from sqlext.parser.statements import Compaction, CompactionKind, TableIdent
@@ -96,14 +99,6 @@ def _require_mor(display: str, table: Table, procedure: str) -> None:
         raise ProcedureError(f"{procedure} needs a merge-on-read table; {display} is copy-on-write")
 
 
-def _plan_size(table: Table, instant: str) -> int:
-    try:
-        data = table.timeline.read_details(Instant(instant, "compaction", State.REQUESTED))
-        return len(deserialize(data).get("operations") or [])
-    except EngineError:
-        return 0
-
-
 OPS = ("schedule", "execute", "scheduleAndExecute", "run")
 """``run_compaction``'s operations (Hudi ``HoodieProcedureUtils.Operation``; ``run`` is the old name of
 ``scheduleAndExecute``)."""
@@ -168,9 +163,8 @@ def run_compaction(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
                 table.reload()
     except EngineError as exc:
         raise ProcedureError(f"run_compaction on {display}: {exc}") from exc
-    table.timeline.reload()
-    states = {i.timestamp: i.state for i in table.timeline.instants if i.action in ("compaction", "commit")}
-    rows = [(t, _plan_size(table, t), states[t].name) for t in sorted(set(targets), reverse=True) if t in states]
+    wanted = set(targets)
+    rows = [(t, size, state.name) for t, size, state in compaction_history(table) if t in wanted]
     return ctx.spark.createDataFrame(rows, OUTPUT)
 
 
@@ -178,15 +172,7 @@ def show_compaction(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """``CALL show_compaction(table | path, limit)``: compactions newest first."""
     display, table = resolve_table(ctx, args.get("table"), args.get("path"), "show_compaction")
     _require_mor(display, table, "show_compaction")
-    table.timeline.reload()
-    rows = []
-    for instant in table.timeline.instants:
-        if instant.action == "compaction":
-            rows.append((instant.timestamp, _plan_size(table, instant.timestamp), instant.state.name))
-        elif instant.action == "commit" and instant.state is State.COMPLETED \
-                and table.commit_metadata(instant).compacted:
-            rows.append((instant.timestamp, _plan_size(table, instant.timestamp), "COMPLETED"))
-    rows.sort(key=lambda r: r[0], reverse=True)
+    rows = [(t, size, state.name) for t, size, state in compaction_history(table)]
     limit = int(args.get("limit") or 20)
     return ctx.spark.createDataFrame(rows[:limit], OUTPUT)
 

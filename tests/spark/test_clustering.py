@@ -183,7 +183,14 @@ def test_inline_clustering_and_statements(session: Session, table_name: str, tmp
             session.sql(f"CALL run_clustering(table => '{table_name}', predicate => 'price > 1')")
         assert session.sql(f"CALL run_clustering(table => '{table_name}', predicate => \"dt = 'zz'\")").count() == 0
         session.sql(f"INSERT INTO {table_name} VALUES (3, 'c', 3.0, 1, 'd1')")
-        scheduled = session.sql(f"SCHEDULE CLUSTERING ON {table_name}").collect()
+        # The procedure reads the table's properties (Hudi HoodieCLIUtils.createHoodieWriteClient): inline
+        # clustering every 2 commits waits for a second commit, as Hudi's ClusteringPlanActionExecutor does.
+        assert session.sql(f"SCHEDULE CLUSTERING ON {table_name}").collect() == []
+        session.sql("SET hoodie.clustering.inline = false")
+        try:
+            scheduled = session.sql(f"SCHEDULE CLUSTERING ON {table_name}").collect()
+        finally:
+            session.sql("RESET hoodie.clustering.inline")
         assert [r["state"] for r in scheduled] == ["REQUESTED"]
         ran = session.sql(f"RUN CLUSTERING ON '{path}' AT {scheduled[0]['timestamp']}").collect()
         assert [(r["timestamp"], r["state"]) for r in ran] == [(scheduled[0]["timestamp"], "COMPLETED")]

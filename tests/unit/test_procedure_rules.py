@@ -12,8 +12,10 @@ from engine.payloads import (
     DEFAULT,
     FIRST_VALUE,
     OVERWRITE_NON_DEFAULTS,
+    PARTIAL_UPDATE,
     check_payload_class,
     configured_payload,
+    fill_nulls,
     payload_rules,
 )
 from engine.services.compaction import CompactionOperation, select_operations
@@ -59,13 +61,21 @@ def test_payload_rules_of_each_class() -> None:
     assert payload_rules(DEFAULT).event_time and not payload_rules(DEFAULT).first_on_ties
     assert payload_rules(FIRST_VALUE).event_time and payload_rules(FIRST_VALUE).first_on_ties
     assert payload_rules(AWS_DMS).delete_op_field == "Op" and not payload_rules(AWS_DMS).event_time
-    with pytest.raises(ConfigError, match=f"payload class {OVERWRITE_NON_DEFAULTS} is not supported for t1"):
-        check_payload_class(OVERWRITE_NON_DEFAULTS, "t1")
+    assert payload_rules(OVERWRITE_NON_DEFAULTS).fill_nulls_from_stored
+    with pytest.raises(ConfigError, match=f"payload class {PARTIAL_UPDATE} is not supported for t1"):
+        check_payload_class(PARTIAL_UPDATE, "t1")
     with pytest.raises(ConfigError, match="payload class com.acme.MyPayload is not supported"):
         payload_rules("com.acme.MyPayload")
     conf = HoodieConfig({"hoodie.compaction.payload.class": DEFAULT})
     assert configured_payload(conf) == DEFAULT
     assert configured_payload(conf.overlay({"hoodie.datasource.write.payload.class": AWS_DMS})) == AWS_DMS
+
+
+def test_fill_nulls_takes_stored_values_except_skipped_columns() -> None:
+    incoming = pa.table({"_hoodie_commit_time": [None, "2"], "a": [None, 1], "b": ["x", None]})
+    stored = pa.table({"_hoodie_commit_time": ["0", "0"], "a": [7, 8], "b": ["s", "t"]})
+    filled = fill_nulls(incoming, stored, skip=("_hoodie_commit_time",))
+    assert filled.to_pydict() == {"_hoodie_commit_time": [None, "2"], "a": [7, 1], "b": ["x", "t"]}
 
 
 def test_dedupe_keeps_the_first_of_ties_for_first_value() -> None:
