@@ -2,10 +2,13 @@
 
 * ``run_clean(table, schedule_in_line, clean_policy, retain_commits, hours_retained, file_versions_retained,
   trigger_strategy, trigger_max_commits, options)``: finishes pending cleans, then (``schedule_in_line``,
-  default true) schedules a clean when due and runs it. One row per clean run: ``start_clean_time,
+  default true) schedules a clean when due and runs it. One row, of the last clean run (as Hudi, whose
+  ``CleanActionExecutor`` returns the last of the pending cleans and the new one): ``start_clean_time,
   time_taken_in_millis, total_files_deleted, earliest_commit_to_retain, bootstrap_part_metadata, version``;
   no row when nothing was cleaned (the reason is logged). Arguments not given keep the table's settings
-  (Hudi 0.14 passed its own defaults for every argument, overriding the table's).
+  (Hudi 0.14 passed its own defaults for every argument, overriding the table's); ``options`` win over the
+  arguments; settings are layered as :func:`sqlext.procedures.compaction.resolve_service_table` says, the
+  cleaner keys read under ``hoodie.cleaner.*`` (0.14/0.15) and ``hoodie.clean.*`` (later releases).
 * ``show_cleans(table | path, limit, showArchived, filter)``: completed cleans, newest first.
 * ``show_cleans_metadata(...)``: the same, one row per cleaned partition.
 * ``show_clean_plans(table | path, limit, showArchived, filter)``: clean plans in every state.
@@ -79,7 +82,9 @@ def run_clean_procedure(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
         logger.info("run_clean on %s: nothing cleaned: %s", display, reason)
     rows = [(r.instant, r.time_taken_ms, r.files_deleted, r.earliest_commit_to_retain,
              json.dumps(r.metadata.get("bootstrapPartitionMetadata") or {}), r.metadata.get("version"))
-            for r in results]
+            for r in results[-1:]]  # Hudi: the metadata of the last clean CleanActionExecutor ran
+    if len(results) > 1:
+        logger.info("run_clean on %s: also finished pending cleans %s", display, [r.instant for r in results[:-1]])
     return ctx.spark.createDataFrame(rows, RUN_OUTPUT)
 
 
