@@ -41,10 +41,11 @@ def mor(session: Session, name: str, extra: str = "") -> None:
 
 def test_run_compaction_schedule_returns_the_plan_and_show_lists_every_compaction(
         session: Session, table_name: str) -> None:
-    # TestCompactionProcedure "by Table": 4 inserts + 1 update = 5 delta commits, the default trigger.
-    mor(session, table_name)
-    for i in range(1, 5):
-        session.sql(f"INSERT INTO {table_name} VALUES ({i}, 'a{i}', 10, 1000)")
+    # TestCompactionProcedure "by Table" (there 4 inserts + 1 update reach the default 5 delta commits; here the
+    # trigger is lowered in the table's properties, which the procedure reads as Hudi's does).
+    mor(session, table_name, ", 'hoodie.compact.inline.max.delta.commits' = '1'")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a1', 10, 1000)")
+    session.sql(f"INSERT INTO {table_name} VALUES (2, 'a2', 10, 1000)")
     session.sql(f"UPDATE {table_name} SET price = 11 WHERE id = 1")
     result_a = rows(session, f"CALL run_compaction(op => 'schedule', table => '{table_name}')")
     session.sql(f"UPDATE {table_name} SET price = 12 WHERE id = 2")
@@ -57,7 +58,7 @@ def test_run_compaction_schedule_returns_the_plan_and_show_lists_every_compactio
     ran = rows(session, f"CALL run_compaction(op => 'run', table => '{table_name}', timestamp => {result_b[0][0]})")
     assert ran == [(result_b[0][0], result_b[0][1], "COMPLETED")]
     assert rows(session, f"SELECT id, name, price, ts FROM {table_name} ORDER BY id") == [
-        (1, "a1", 11.0, 1000), (2, "a2", 12.0, 1000), (3, "a3", 10.0, 1000), (4, "a4", 10.0, 1000)]
+        (1, "a1", 11.0, 1000), (2, "a2", 12.0, 1000)]
     assert len(rows(session, f"CALL show_compaction('{table_name}')")) == 2
     assert len(rows(session, f"SHOW COMPACTION ON {table_name}")) == 2
     ran = rows(session, f"CALL run_compaction(op => 'run', table => '{table_name}', timestamp => {result_a[0][0]})")
