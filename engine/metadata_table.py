@@ -1,4 +1,4 @@
-"""Tables that carry a metadata table (FORMAT.md §8): this engine runs as Hudi's writer does with
+"""Tables that carry a metadata table (docs/FORMAT.md §8): this engine runs as Hudi's writer does with
 ``hoodie.metadata.enable=false``.
 
 Apache Hudi 0.14+ writers build a metadata table (MDT) by default: ``.hoodie/metadata`` (itself a merge-on-read

@@ -11,7 +11,7 @@ Layout of a metastore directory ``<dir>``::
     <dir>/derby.log            Derby's own log
 
 This is the server that Hudi's ``HiveSyncTool`` (mode ``hms``) talks to through ``IMetaStoreClient``; see
-SPARK-NOTES.md "Metastores".
+docs/DESIGN.md §7.4.
 
 Locks: Hive's lock API (``lock``/``check_lock``/``heartbeat``/``unlock``, used by Hudi's
 ``HiveMetastoreBasedLockProvider`` and :mod:`hive_sync.lock_provider`) needs Hive's ACID tables (``HIVE_LOCKS``,

@@ -1,5 +1,5 @@
 """File-system view of a table: which files make up each file group and slice (Hudi
-``HoodieTableFileSystemView`` over ``FileSystemBackedTableMetadata``; FORMAT.md §3.4).
+``HoodieTableFileSystemView`` over ``FileSystemBackedTableMetadata``; docs/FORMAT.md §3.4).
 
 Assembly rules (Java's ``AbstractTableFileSystemView``):
 

@@ -114,7 +114,7 @@ class QueryPlan:
     partition_columns: PartitionColumns | None = None
 
     def block_filter(self) -> BlockFilter:
-        """Which log blocks the query applies (FORMAT.md §5.4): instant ≤ the query instant (``as_of`` /
+        """Which log blocks the query applies (docs/FORMAT.md §5.4): instant ≤ the query instant (``as_of`` /
         ``end``, else the latest completed instant), committed, and in ``(begin, end]`` for incremental
         queries."""
         latest = self.as_of or self.end or (max(self.completed_instants) if self.completed_instants else None)

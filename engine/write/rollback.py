@@ -11,7 +11,7 @@ failed instant's timeline files and markers.
 Log files a failed deltacommit appended to are not deleted: as Hudi 0.14 does (``BaseRollbackHelper`` with
 ``MarkerBasedRollbackStrategy.getRollbackRequestForAppend``), each touched file group gets a new log
 version (write token ``1-0-1``) holding one ``COMMAND_BLOCK`` (ROLLBACK_BLOCK, ``TARGET_INSTANT_TIME`` = the
-failed instant), which tells every log reader to drop that instant's blocks (FORMAT.md §5.3). Readers that
+failed instant), which tells every log reader to drop that instant's blocks (docs/FORMAT.md §5.3). Readers that
 filter blocks by the timeline skip them anyway, since the failed instant never completed.
 """
 

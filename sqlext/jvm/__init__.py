@@ -1,7 +1,7 @@
 """sqlext's one JVM piece: the session catalog that serves persistent Hudi tables to the Python reader.
 
 Spark's default session catalog loses a Python data source table's location, options and properties
-(``PythonDataSourceV2.getTable`` ignores them; see shared/SPARK-NOTES.md), so sqlext installs its own
+(``PythonDataSourceV2.getTable`` ignores them; docs/DESIGN.md §7.2), so sqlext installs its own
 ``spark_catalog``: ``io.sqlext.catalog.HudiSessionCatalog`` (Java, under ``java/`` beside this file), the
 counterpart of Hudi's ``HoodieCatalog``. For a table whose provider is ``hudi`` it hands the ``hudi``
 data source, on every scan and write, the options ``path`` (the table location), the table's

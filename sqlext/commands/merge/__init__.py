@@ -5,7 +5,7 @@ Three steps: :mod:`.validate` resolves the statement against the table and check
 the engine's writer (:func:`engine.spark.merge.merge_dataframe`) tags the source rows through the index,
 applies the clauses, routes every record to its file group and commits one upsert.
 
-Semantics (issue 12; SQL.md §1.4):
+Semantics (issue 12; docs/SQL.md §1.4):
 
 * The whole ON condition decides a match: the record key equalities locate the stored record (through
   the index), the other conjuncts must hold too. A keyless table (auto-generated keys) is joined on the
