@@ -129,6 +129,8 @@ class ReadableWindow:
         clean_instant: the last completed clean, when it set the bound.
         completed_commits: completed write instants of the active timeline, sorted.
         savepoints: completed savepoint instants (readable even when older than ``bound``).
+        archive_start: the first non-savepoint commit of the active timeline when older instants were archived
+            (archival beyond a savepoint leaves holes before it), else None.
     """
 
     table: str
@@ -137,6 +139,7 @@ class ReadableWindow:
     clean_instant: str | None
     completed_commits: tuple[str, ...]
     savepoints: frozenset[str]
+    archive_start: str | None = None
 
     @property
     def earliest_readable(self) -> str | None:
@@ -152,7 +155,11 @@ class ReadableWindow:
         savepointed), or None."""
         at = bisect.bisect_right(self.completed_commits, as_of)
         latest = self.completed_commits[at - 1] if at else None
-        return latest if latest is not None and latest in self.savepoints else None
+        if latest is None or latest not in self.savepoints:
+            return None
+        if self.archive_start is not None and latest < self.archive_start and as_of != latest:
+            return None  # archived commits may lie between the savepoint and as_of
+        return latest
 
     def readable_as_of(self, as_of: str) -> bool:
         """Whether a read as of ``as_of`` finds every file it needs."""
@@ -261,7 +268,7 @@ def readable_window(facts: RetentionFacts) -> ReadableWindow:
     if facts.archived:
         raise_to(first_non_savepoint, Cause.ARCHIVE)
     return ReadableWindow(facts.table, bound, cause, clean_instant if cause is Cause.CLEANER else None, active,
-                          facts.savepoints)
+                          facts.savepoints, first_non_savepoint if facts.archived else None)
 
 
 def _deleted_slices(partitions: Mapping[str, object], last_commit: str) -> Iterable[DeletedSlice]:
