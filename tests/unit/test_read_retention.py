@@ -5,10 +5,13 @@ rules — without a table or Spark."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
+from engine.config import HoodieConfig
 from engine.errors import TimeTravelError
+from engine.read.planner import plan_query
 from engine.read.retention import (
     CLEANER_MESSAGE,
     RETAINED_MESSAGE,
@@ -16,8 +19,11 @@ from engine.read.retention import (
     CleanFacts,
     DeletedSlice,
     RetentionFacts,
+    load_window,
     readable_window,
 )
+from engine.services.clean import run_clean
+from tests.unit.test_clean_planning import T, _conf, _table, _versions
 
 C = [f"2024010100000{n}000" for n in range(1, 8)]  # seven completed commits, oldest first
 
@@ -131,3 +137,26 @@ def test_changes() -> None:
     archived.check_changes(C[3], C[6])
     with pytest.raises(TimeTravelError, match="archived instants after 000"):
         archived.check_changes("000", C[6])
+
+
+def test_load_window_from_a_cleaned_and_archived_table(tmp_path: Path) -> None:
+    """load_window reads what the cleans recorded: a KEEP_LATEST_FILE_VERSIONS clean (no earliest commit to
+    retain) bounds time travel by the versions it deleted, where Hudi would read the emptied instant; files
+    in the archived folder bound it by the active timeline's start."""
+    table = _table(tmp_path)
+    _versions(table, "a-0", T[:3])  # file group a-0: versions at T0, T1, T2
+    b_paths = _versions(table, "b-0", [T[3]])
+    results, _ = run_clean(table, _conf(policy="KEEP_LATEST_FILE_VERSIONS", fileversions_retained="1"), force=True)
+    assert results and results[0].files_deleted == 2
+    window = load_window(table.reload())
+    assert (window.bound, window.cause) == (T[2], Cause.FILE_VERSIONS)
+    options = HoodieConfig({"as.of.instant": T[1]})
+    with pytest.raises(TimeTravelError, match=f"the earliest instant that can still be read is {T[2]}"):
+        plan_query(table, options)
+    planned = plan_query(table, HoodieConfig({"as.of.instant": T[2]}))
+    assert [s.base_instant for s in planned.splits] == [T[2]]
+    assert b_paths and load_window(table).earliest_changes() == T[3]
+    archive = Path(table.archive_path)
+    archive.mkdir(parents=True, exist_ok=True)
+    (archive / ".commits_.archive.1_1-0-1").write_bytes(b"")
+    assert load_window(table).archive_start == T[0]
