@@ -31,15 +31,16 @@ from __future__ import annotations
 
 import bisect
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from engine.errors import CorruptFile, StorageError, TimeTravelError
 from engine.filegroup.naming import parse_base_file_name, parse_log_file_name
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize
-from engine.timeline.instant import State
+from engine.timeline.instant import CLEAN, Instant, State
 
 __all__ = ["CleanFacts", "Cause", "DeletedSlice", "ReadableWindow", "RetentionFacts", "load_window",
            "readable_window"]
@@ -103,9 +104,11 @@ class RetentionFacts:
         completed_commits: completed write instants of the active timeline, sorted.
         savepoints: completed savepoint instants.
         last_clean: the last completed clean, or None.
+        pending_clean: the latest requested/inflight clean (its plan's ``earliestInstantToRetain``), or None: it
+            may have deleted files already.
         archived: whether the archived timeline holds instants.
-        deleted_slices: slices the active timeline's completed cleans deleted (only looked at when the last
-            clean has no earliest commit to retain).
+        deleted_slices: slices the active timeline's completed cleans deleted, and those a pending clean
+            without an earliest commit to retain plans to delete (only looked at when that clean has none).
         remaining_slices: ``(partition, file id)`` → sorted base instants of the slices still on storage.
     """
 
@@ -113,6 +116,7 @@ class RetentionFacts:
     completed_commits: tuple[str, ...]
     savepoints: frozenset[str] = frozenset()
     last_clean: CleanFacts | None = None
+    pending_clean: CleanFacts | None = None
     archived: bool = False
     deleted_slices: tuple[DeletedSlice, ...] = ()
     remaining_slices: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
@@ -170,7 +174,7 @@ class ReadableWindow:
     def _detail(self, what: str) -> str:
         earliest = self.earliest_readable
         saved = sorted(s for s in self.savepoints if self.bound is not None and s < self.bound)
-        where = f" of the last clean {self.clean_instant}" if self.clean_instant else ""
+        where = f" of clean {self.clean_instant}" if self.clean_instant else ""
         text = (f"table {self.table}: {what} is before {self.bound} ({self.cause.value if self.cause else ''}"
                 f"{where}); the earliest instant that can still be read is {earliest}")
         if saved:
@@ -251,40 +255,57 @@ def readable_window(facts: RetentionFacts) -> ReadableWindow:
     cause: Cause | None = None
     clean_instant: str | None = None
 
-    def raise_to(candidate: str | None, why: Cause) -> None:
-        nonlocal bound, cause
+    def raise_to(candidate: str | None, why: Cause, clean: str | None = None) -> None:
+        nonlocal bound, cause, clean_instant
         if candidate and (bound is None or candidate > bound):
-            bound, cause = candidate, why
+            bound, cause, clean_instant = candidate, why, clean
 
     active = facts.completed_commits
     first_non_savepoint = next((c for c in active if c not in facts.savepoints), None)
-    if facts.last_clean is not None:
-        if facts.last_clean.earliest_commit_to_retain:
-            raise_to(facts.last_clean.earliest_commit_to_retain, Cause.CLEANER)
-            clean_instant = facts.last_clean.instant
-        else:
-            raise_to(active[0] if active else None, Cause.ARCHIVE)
-            raise_to(_file_version_bound(facts), Cause.FILE_VERSIONS)
+    cleans = [c for c in (facts.last_clean, facts.pending_clean) if c is not None]
+    for clean in cleans:
+        raise_to(clean.earliest_commit_to_retain, Cause.CLEANER, clean.instant)
+    if any(not c.earliest_commit_to_retain for c in cleans):
+        if facts.last_clean is not None and not facts.last_clean.earliest_commit_to_retain:
+            raise_to(active[0] if active else None, Cause.ARCHIVE)  # Hudi's rule for such a clean
+        raise_to(_file_version_bound(facts), Cause.FILE_VERSIONS)
     if facts.archived:
         raise_to(first_non_savepoint, Cause.ARCHIVE)
-    return ReadableWindow(facts.table, bound, cause, clean_instant if cause is Cause.CLEANER else None, active,
+    return ReadableWindow(facts.table, bound, cause, clean_instant, active,
                           facts.savepoints, first_non_savepoint if facts.archived else None)
 
 
-def _deleted_slices(partitions: Mapping[str, object], last_commit: str) -> Iterable[DeletedSlice]:
+def _slice_of(partition: str, file_name: str, last_commit: str) -> DeletedSlice | None:
+    name = file_name.rsplit("/", 1)[-1]
+    base = parse_base_file_name(name)
+    if base is not None:
+        return DeletedSlice(partition, base[0], base[2], last_commit)
+    log = parse_log_file_name(name)
+    return None if log is None else DeletedSlice(partition, log.file_id, log.base_instant, last_commit)
+
+
+def _deleted_slices(partitions: Mapping[str, Any], last_commit: str) -> Iterator[DeletedSlice]:
+    """Slices of the files a ``HoodieCleanMetadata`` records as deleted."""
     for partition, meta in partitions.items():
-        if not isinstance(meta, Mapping):
-            continue
-        path = str(meta.get("partitionPath") or partition)
-        for name in meta.get("successDeleteFiles") or []:
-            name = str(name).rsplit("/", 1)[-1]
-            base = parse_base_file_name(name)
-            if base is not None:
-                yield DeletedSlice(path, base[0], base[2], last_commit)
-                continue
-            log = parse_log_file_name(name)
-            if log is not None:
-                yield DeletedSlice(path, log.file_id, log.base_instant, last_commit)
+        if isinstance(meta, Mapping):
+            for name in meta.get("successDeleteFiles") or []:
+                found = _slice_of(str(meta.get("partitionPath") or partition), str(name), last_commit)
+                if found is not None:
+                    yield found
+
+
+def _planned_slices(plan: Mapping[str, Any], last_commit: str) -> Iterator[DeletedSlice]:
+    """Slices of the files a ``HoodieCleanerPlan`` deletes."""
+    for partition, infos in (plan.get("filePathsToBeDeletedPerPartition") or {}).items():
+        for info in infos or []:
+            found = _slice_of(str(partition), str(info.get("filePath") or ""), last_commit)
+            if found is not None:
+                yield found
+    for partition, paths in (plan.get("filesToBeDeletedPerPartition") or {}).items():
+        for path in paths or []:
+            found = _slice_of(str(partition), str(path), last_commit)
+            if found is not None:
+                yield found
 
 
 def _archived(table: Table) -> bool:
@@ -309,6 +330,15 @@ def load_window(table: Table) -> ReadableWindow:
     last_clean: CleanFacts | None = None
     deleted: list[DeletedSlice] = []
     remaining: dict[tuple[str, str], tuple[str, ...]] = {}
+    pending = [i for i in timeline.cleans() if i.state is not State.COMPLETED]
+    pending_clean: CleanFacts | None = None
+    if pending:
+        requested = Instant(pending[-1].timestamp, CLEAN, State.REQUESTED)
+        plan = deserialize(timeline.read_details(requested), "HoodieCleanerPlan", source=requested.file_name)
+        retain = plan.get("earliestInstantToRetain") or {}
+        pending_clean = CleanFacts(pending[-1].timestamp, str(retain.get("timestamp") or ""))
+        if not pending_clean.earliest_commit_to_retain:
+            deleted.extend(_planned_slices(plan, str(plan.get("lastCompletedCommitTimestamp") or "")))
     if cleans:
         metadata = [deserialize(timeline.read_details(cleans[-1]), "HoodieCleanMetadata",
                                 source=cleans[-1].file_name)]
@@ -324,9 +354,9 @@ def load_window(table: Table) -> ReadableWindow:
             for record in metadata:
                 deleted.extend(_deleted_slices(record.get("partitionMetadata") or {},
                                                str(record.get("lastCompletedCommitTimestamp") or "")))
-            if deleted:
-                for group in table.file_system_view().all_file_groups(include_replaced=True):
-                    remaining[(group.partition_path, group.file_id)] = tuple(s.base_instant for s in group.slices)
-    facts = RetentionFacts(table.base_path, completed, savepoints, last_clean, _archived(table), tuple(deleted),
-                           remaining)
+    if deleted:
+        for group in table.file_system_view().all_file_groups(include_replaced=True):
+            remaining[(group.partition_path, group.file_id)] = tuple(s.base_instant for s in group.slices)
+    facts = RetentionFacts(table.base_path, completed, savepoints, last_clean, pending_clean, _archived(table),
+                           tuple(deleted), remaining)
     return readable_window(facts)

@@ -22,7 +22,7 @@ from engine.read.retention import (
     load_window,
     readable_window,
 )
-from engine.services.clean import run_clean
+from engine.services.clean import run_clean, schedule_clean
 from tests.unit.test_clean_planning import T, _conf, _table, _versions
 
 C = [f"2024010100000{n}000" for n in range(1, 8)]  # seven completed commits, oldest first
@@ -160,3 +160,17 @@ def test_load_window_from_a_cleaned_and_archived_table(tmp_path: Path) -> None:
     archive.mkdir(parents=True, exist_ok=True)
     (archive / ".commits_.archive.1_1-0-1").write_bytes(b"")
     assert load_window(table).archive_start == T[0]
+
+
+def test_a_pending_clean_counts(tmp_path: Path) -> None:
+    """A requested or inflight clean may have deleted files already: its plan's earliest instant to retain
+    bounds reads before it completes (Hudi looks at completed cleans only)."""
+    window = readable_window(facts(last_clean=CleanFacts("20240102000000000", C[2]),
+                                   pending_clean=CleanFacts("20240103000000000", C[4])))
+    assert (window.bound, window.clean_instant) == (C[4], "20240103000000000")
+    table = _table(tmp_path)
+    _versions(table, "a-0", T[:4])
+    requested, _ = schedule_clean(table, _conf(commits_retained="2"))
+    assert requested is not None
+    loaded = load_window(table.reload())
+    assert (loaded.bound, loaded.cause, loaded.clean_instant) == (T[2], Cause.CLEANER, requested.timestamp)
