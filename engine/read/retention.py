@@ -15,14 +15,19 @@ instant falls out of what the cleaner kept. The rule, as Hudi applies it, with t
   whose next remaining slice starts at N makes reads in ``[B, N)`` unreadable, so the bound becomes the
   largest such N.
 
-Two more bounds Hudi does not apply (deliberate, safer): when the archived timeline holds instants, reads
-before the first non-savepoint commit of the active timeline (Hudi ``getFirstNonSavepointCommit``) are
-refused even without a clean — the file-system view cannot tell archived replacecommits or failed writes of
-that time apart; and a *savepointed* instant older than the bound stays readable (the cleaner keeps its
-files), where Hudi 0.15 refuses it too.
+Where this differs from Hudi (deliberately): when the archived timeline holds instants, reads before the
+first non-savepoint commit of the active timeline (Hudi ``getFirstNonSavepointCommit``) are refused even
+without a clean — the file-system view cannot tell archived replacecommits or failed writes of that time
+apart; a requested/inflight clean's plan counts like a completed clean (it may have deleted files already);
+and a *savepointed* instant older than the bound stays readable (the cleaner keeps its files), where Hudi
+0.15 refuses it too.
 
-Incremental and CDC reads use the same window (:meth:`ReadableWindow.check_incremental_end`,
-:meth:`ReadableWindow.check_changes`).
+Incremental (``latest_state``) reads read the table as of their end instant: an end before the window is
+refused (:meth:`ReadableWindow.check_incremental_end`; Hudi fails with ``HoodieIncrementalPathNotFoundException``
+once the files are gone) unless ``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` scans the latest
+snapshot; an older begin with a retained end reads the latest state of the rows changed since, as Hudi does.
+CDC reads rebuild every change of their range from the CDC logs and the slices before them, so a range with
+a commit before the window is refused (:meth:`ReadableWindow.check_changes`).
 
 :func:`readable_window` is pure (facts in, window out); :func:`load_window` gathers the facts from a table.
 """
