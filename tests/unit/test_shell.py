@@ -274,9 +274,11 @@ def test_factory_receives_warehouse_conf_and_master(capsys: pytest.CaptureFixtur
         "-e", "SELECT 1",
     ]  # fmt: skip
     assert main(argv, session_factory=factory) == 0
+    # --hiveconf keys start the session as spark.hadoop.* (no spark-submit warning); --define and the plain
+    # --hiveconf keys are set on the running session (a session with `spark`, below).
     assert factory.kwargs == {
         "warehouse": "/tmp/wh",
-        "conf": {"spark.a": "1", "hoodie.x": "y", "hive.k": "v", "var": "3"},
+        "conf": {"spark.a": "1", "hoodie.x": "y", "spark.hadoop.hive.k": "v"},
         "master": "local[2]",
     }
     factory = Factory(FakeSession(select_handler))
@@ -674,3 +676,38 @@ def test_restore_failed_write_and_clean_lines_tell_the_truth(
     cleanup = [r for r in caplog.records if r.name == "engine.write.rollback"]
     assert [r.levelno for r in cleanup] == [logging.INFO]  # shown with -v only
     assert cleanup[0].getMessage().startswith("rolled back failed commit")
+
+
+class _FakeSparkConf:
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    def set(self, key: str, value: str) -> None:
+        self.values[key] = value
+
+
+class _FakeSpark:
+    def __init__(self) -> None:
+        self.conf = _FakeSparkConf()
+
+
+def test_hiveconf_never_reaches_spark_submit_as_a_non_spark_key(capsys: pytest.CaptureFixture[str]) -> None:
+    """`sqlext --hiveconf hive.metastore.uris=...` printed spark-submit's "Warning: Ignoring non-Spark config
+    property: hive.metastore.uris": PySpark hands every builder conf to spark-submit, which warns for each key
+    not starting with "spark.". The builder now gets spark.hadoop.<key> (the Hive client's Hadoop
+    configuration: the setting takes effect), the running session the key itself (SET, ${hiveconf:k})."""
+    session = FakeSession(select_handler)
+    session.spark = _FakeSpark()  # type: ignore[attr-defined]
+    factory = Factory(session)
+    argv = ["--hiveconf", "hive.metastore.uris=thrift://h:9083", "--hiveconf", "hive.cli.print.header=true",
+            "--hiveconf", "spark.sql.x=1", "-d", "var=3", "-e", "SELECT 1"]
+    code = main(argv, session_factory=factory)
+    out = capsys.readouterr().out
+    assert code == 0 and out == "n\n1\n"  # hive.cli.print.header still honoured
+    assert factory.kwargs is not None
+    launch = factory.kwargs["conf"]
+    assert all(key.startswith("spark.") for key in launch), launch
+    assert launch == {"spark.hadoop.hive.metastore.uris": "thrift://h:9083",
+                      "spark.hadoop.hive.cli.print.header": "true", "spark.sql.x": "1"}
+    assert session.spark.conf.values == {  # type: ignore[attr-defined]
+        "hive.metastore.uris": "thrift://h:9083", "hive.cli.print.header": "true", "var": "3"}
