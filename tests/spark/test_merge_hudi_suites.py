@@ -117,16 +117,19 @@ def test_duplicate_source_keys(session: Session, table_name: str) -> None:
 def test_keyless_table_several_source_rows_match_one(session: Session, table_name: str, ordering: bool) -> None:
     """TestMergeIntoTableWithNonRecordKeyField "Test pkless multiple source match": two source rows match one stored
     row; with an ordering field the source row with the greatest value wins (the update does not assign it, so
-    the stored value stays); without one Hudi takes the last."""
+    the stored value stays); without one the choice is Hudi's "nondeterministic" one."""
     props = " TBLPROPERTIES (preCombineField = 'ts')" if ordering else ""
     session.sql(f"CREATE TABLE {table_name} (id INT, name STRING, price DOUBLE, ts INT) USING hudi{props}")
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a1', 10, 100)")
     session.sql(f"MERGE INTO {table_name} USING (SELECT 1 AS id, 'a1' AS name, 20 AS price, 200 AS ts UNION ALL "
                 f"SELECT 2 AS id, 'a1' AS name, 30 AS price, 100 AS ts) s0 ON {table_name}.name = s0.name "
                 "WHEN MATCHED THEN UPDATE SET price = s0.price WHEN NOT MATCHED THEN INSERT *")
-    expected = [(1, "a1", 20.0 if ordering else 30.0, 100)]
-    assert rows(session, f"SELECT id, name, price, ts FROM {table_name}") == expected
-    assert oracle(session, table_name, "id", "name", "price", "ts") == expected
+    got = rows(session, f"SELECT id, name, price, ts FROM {table_name}")
+    assert got == oracle(session, table_name, "id", "name", "price", "ts")
+    if ordering:
+        assert got == [(1, "a1", 20.0, 100)]
+    else:  # Hudi warns the choice is nondeterministic (its suite sees the last row, 30.0): one of them wins
+        assert got in ([(1, "a1", 20.0, 100)], [(1, "a1", 30.0, 100)])
 
 
 def test_ignored_records(session: Session, table_name: str) -> None:
