@@ -188,6 +188,11 @@ class WriteConfig:
                                    "already holds fails the write) or non-strict (insert, duplicates kept).")
     SQL_BULK_INSERT_ENABLE = bool_property("hoodie.sql.bulk.insert.enable", False,
                                            "Hudi's older INSERT INTO setting: true = bulk_insert.")
+    SQL_OPTIMIZED_WRITES = bool_property(
+        "hoodie.spark.sql.optimized.writes.enable", False,
+        "MERGE INTO (read from the session's SET only, as Hudi 0.15's MergeIntoHoodieTableCommand does, unset = "
+        "false): true requires the ON condition to equate every record-key column; false reads a key column ON "
+        "does not name from the source column of that name.")
     OVERWRITE_MODE = str_property("hoodie.datasource.overwrite.mode", None, "STATIC or DYNAMIC partition overwrite.")
     AUTO_COMMIT = bool_property("hoodie.auto.commit", True, "Commit at the end of the write.")
     FAILED_WRITES_CLEANER_POLICY = str_property(
