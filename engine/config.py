@@ -137,10 +137,10 @@ class WriteConfig:
     COMBINE_BEFORE_DELETE = bool_property("hoodie.combine.before.delete", True,
                                   "De-duplicate incoming keys before delete.")
     MERGE_ALLOW_DUPLICATE_ON_INSERTS = bool_property(
-        "hoodie.merge.allow.duplicate.on.inserts", False,
+        "hoodie.merge.allow.duplicate.on.inserts", True,
         "An insert routed into an existing small file keeps every stored record and appends the new ones, "
-        "duplicate keys included (Hudi HoodieConcatHandle); false merges them by key (HoodieMergeHandle). "
-        "Only the insert operation on copy-on-write base files.")
+        "duplicate keys included (Hudi HoodieConcatHandle; true by default since Hudi 0.14); false merges them "
+        "by key (HoodieMergeHandle). Only the insert operation into base files.")
     INSERT_DROP_DUPLICATES = bool_property("hoodie.datasource.write.insert.drop.duplicates", False,
                                    "Drop incoming inserts whose key already exists.")
     SMALL_FILE_LIMIT = int_property("hoodie.parquet.small.file.limit", 104857600,
