@@ -226,3 +226,32 @@ def test_empty_precombine_field_is_not_recorded(session: Session, table_name: st
     with open(f"{location(session, t)}/.hoodie/hoodie.properties", encoding="utf-8") as handle:
         properties = handle.read()
     assert "precombine" not in properties.lower()
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_positional_insert_after_schema_on_read_changes(session: Session, table_name: str, table_type: str) -> None:
+    """With schema on read, ADD COLUMNS appends to the internal schema after the partition columns, but the catalog
+    (DESCRIBE, SELECT *) keeps partition columns last, and positional INSERT follows the catalog through renames,
+    drops and type changes."""
+    t = table_name
+    session.sql("SET hoodie.schema.on.read.enable=true")
+    try:
+        session.sql(f"CREATE TABLE {t} (id INT, v STRING, qty INT, ts BIGINT, dt STRING, hh INT) USING hudi "
+                    f"PARTITIONED BY (dt, hh) TBLPROPERTIES (type = '{table_type}', primaryKey = 'id', "
+                    "preCombineField = 'ts')")
+        session.sql(f"INSERT INTO {t} VALUES (1, 'a', 5, 1, 'd1', 10)")
+        session.sql(f"ALTER TABLE {t} ADD COLUMNS (extra STRING)")
+        session.sql(f"ALTER TABLE {t} RENAME COLUMN v TO name")
+        session.sql(f"ALTER TABLE {t} ALTER COLUMN qty TYPE BIGINT")
+        assert data_columns(session, t) == ["id", "name", "qty", "ts", "extra", "dt", "hh"]
+        session.sql(f"INSERT INTO {t} VALUES (2, 'b', 7000000000, 1, 'x2', 'd2', 20)")
+        session.sql(f"ALTER TABLE {t} DROP COLUMN qty")
+        assert data_columns(session, t) == ["id", "name", "ts", "extra", "dt", "hh"]
+        session.sql(f"INSERT INTO {t} VALUES (3, 'c', 1, 'x3', 'd3', 30)")
+        session.sql(f"INSERT INTO {t} SELECT * FROM {t} WHERE id = 1")
+    finally:
+        session.sql("RESET hoodie.schema.on.read.enable")
+    expected = [(1, "a", None, "d1", 10), (2, "b", "x2", "d2", 20), (3, "c", "x3", "d3", 30)]
+    assert rows(session, f"SELECT id, name, extra, dt, hh FROM {t}") == expected
+    partitions = sorted({str(r["_hoodie_partition_path"]) for r in hudi_rs_rows(location(session, t))})
+    assert partitions == ["dt=d1/hh=10", "dt=d2/hh=20", "dt=d3/hh=30"]
