@@ -227,6 +227,9 @@ def insert_into(ctx: CommandContext, stmt: InsertInto) -> DataFrame:
                 {k: options[k] for k in (*decision.overrides, *decision.defaults)})
     overwrite_partitions = None
     if operation is WriteOperation.INSERT_OVERWRITE and all_static:
-        overwrite_partitions = [partition_path_from_values(table, static)]
+        # the static values as Spark casts them to the partition columns' types
+        typed = {f.name: f.dataType for f in schema.fields}
+        static_row = spark.range(1).select(*[F.lit(v).cast(typed[c]).alias(c) for c, v in static.items()])
+        overwrite_partitions = [partition_path_from_values(table, static_row.toArrow())]
     metrics = write_dataframe(spark, table, df, operation, options, overwrite_partitions=overwrite_partitions)
     return after_write(ctx, entry, table, options, metrics)

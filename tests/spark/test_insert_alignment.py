@@ -114,6 +114,12 @@ def test_static_partition_values_are_cast_to_the_column_types(session: Session, 
         (1, "a1", datetime.datetime(2021, 5, 20, 0, 0), datetime.date(2021, 5, 20), 7),
         (2, "a2", datetime.datetime(2021, 5, 21, 10, 30), datetime.date(2021, 5, 21), 8)]
     assert rows(session, f"SELECT id FROM {t} WHERE d = DATE '2021-05-20' AND n = 7") == [(1,)]
+    session.sql(f"INSERT OVERWRITE {t} PARTITION (ts = '2021-05-20 00:00:00', d = '2021-05-20 00:00:00', n = 7) "
+                "SELECT 3, 'a3'")
+    expected = [(2, "a2", datetime.datetime(2021, 5, 21, 10, 30), datetime.date(2021, 5, 21), 8),
+                (3, "a3", datetime.datetime(2021, 5, 20, 0, 0), datetime.date(2021, 5, 20), 7)]
+    assert rows(session, f"SELECT id, name, ts, d, n FROM {t}") == expected
+    assert sorted((r["id"], r["n"]) for r in hudi_rs_rows(location(session, t))) == [(2, 8), (3, 7)]
 
 
 BATCH = "(1, 'a1_1', 10, '2021-07-18'), (2, 'a2', 20, '2021-07-18'), (2, 'a2_2', 30, '2021-07-18')"
