@@ -184,10 +184,13 @@ class WriteConfig:
                                      "What an insert does with a record whose key the table already holds: none "
                                      "(write it), drop (leave it out) or fail (fail the write, naming the key).")
     SQL_INSERT_MODE = str_property("hoodie.sql.insert.mode", None,
-                                   "Hudi's older INSERT INTO setting: upsert, strict (insert; a key the table "
-                                   "already holds fails the write) or non-strict (insert, duplicates kept).")
+                                   "Hudi's older INSERT INTO setting (read only while "
+                                   "hoodie.spark.sql.insert.into.operation is unset): upsert, strict (as upsert; "
+                                   "on copy-on-write tables a key the table already holds fails the write) or "
+                                   "non-strict (insert, duplicates kept).")
     SQL_BULK_INSERT_ENABLE = bool_property("hoodie.sql.bulk.insert.enable", False,
-                                           "Hudi's older INSERT INTO setting: true = bulk_insert.")
+                                           "Hudi's older INSERT INTO setting: true = bulk_insert, with "
+                                           "hoodie.sql.insert.mode=non-strict (refused in the other modes).")
     OVERWRITE_MODE = str_property("hoodie.datasource.overwrite.mode", None, "STATIC or DYNAMIC partition overwrite.")
     AUTO_COMMIT = bool_property("hoodie.auto.commit", True, "Commit at the end of the write.")
     FAILED_WRITES_CLEANER_POLICY = str_property(
