@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DecimalType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+)
 from pyspark.sql.utils import AnalysisException
 
 from engine.config import WriteConfig
@@ -94,6 +102,43 @@ def _by_name_targets(data_names: list[str], expected: list[str]) -> list[str] | 
     return [lowered[n] for n in names]
 
 
+def scala_type_name(dtype: DataType) -> str:
+    """Scala's ``DataType.toString`` (``IntegerType``, ``DecimalType(10,2)``, ``ArrayType(StringType,true)``),
+    as Hudi's messages print types."""
+    if isinstance(dtype, ArrayType):
+        return f"ArrayType({scala_type_name(dtype.elementType)},{str(dtype.containsNull).lower()})"
+    if isinstance(dtype, MapType):
+        return (f"MapType({scala_type_name(dtype.keyType)},{scala_type_name(dtype.valueType)},"
+                f"{str(dtype.valueContainsNull).lower()})")
+    if isinstance(dtype, StructType):
+        return f"StructType({','.join(scala_field(f) for f in dtype.fields)})"
+    if isinstance(dtype, DecimalType):
+        return f"DecimalType({dtype.precision},{dtype.scale})"
+    text = repr(dtype)
+    return text[:-2] if text.endswith("()") else text
+
+
+def scala_field(f: StructField) -> str:
+    """Scala's ``StructField.toString``: ``StructField(name,IntegerType,true)``."""
+    return f"StructField({f.name},{scala_type_name(f.dataType)},{str(f.nullable).lower()})"
+
+
+def _schema_mismatch(entry: CatalogTable, schema: StructType, order: list[str], source: list[StructField],
+                     static: dict[str, str], column: str, given: DataType) -> SqlAnalysisError:
+    """Hudi ``InsertIntoHoodieTableCommand.validate``'s refusal of a query whose output cannot be cast to the
+    table's columns: both schemas in full, the table's in the catalog's order, the query's followed by its
+    static partition columns."""
+    declared = {f.name.lower(): f for f in entry.schema.fields}
+    by_name = {f.name: f for f in schema.fields}
+    table_fields = [declared.get(name.lower(), by_name[name]) for name in order]
+    query_fields = [*source, *(StructField(name, StringType(), True) for name in static)]
+    return SqlAnalysisError(
+        f"Expected table's schema: [{', '.join(scala_field(f) for f in table_fields)}], query's output (including "
+        f"static partition values): [{', '.join(scala_field(f) for f in query_fields)}] (INSERT INTO "
+        f"{entry.display}: column {column} is {by_name[column].dataType.simpleString()} but the query gives "
+        f"{given.simpleString()})")
+
+
 def aligned_frame(
     entry: CatalogTable, schema: StructType, query: DataFrame, columns: list[str] | None,
     static: dict[str, str], by_name: bool = False,
@@ -114,7 +159,8 @@ def aligned_frame(
     lowered = {c.lower(): c for c in order}
     data_names = list(query.columns)
     positional = [f"__sqlext_c{i}" for i in range(len(data_names))]
-    source_types = [f.dataType for f in query.schema.fields]
+    source_fields = list(query.schema.fields)
+    source_types = [f.dataType for f in source_fields]
     query = query.toDF(*positional)  # unaliased literals may repeat a name: address columns by position
     if by_name and columns is None:
         columns = data_names
@@ -136,9 +182,7 @@ def aligned_frame(
             continue
         index = by_target[target]
         if not _assignable(source_types[index], types[target]):
-            raise SqlAnalysisError(
-                f"Cannot write to {entry.display}: column {target} is {types[target].simpleString()} but the "
-                f"query gives {source_types[index].simpleString()}")
+            raise _schema_mismatch(entry, schema, order, source_fields, static, target, source_types[index])
     narrow = declared_narrow_types(entry, schema)
     projected: list[Column] = []
     for f in schema.fields:

@@ -83,6 +83,16 @@ def test_static_partition_and_dynamic_inserts_after_add_columns(session: Session
     with pytest.raises(SqlAnalysisError) as raised:
         session.sql(f"INSERT INTO {t} PARTITION (dt = '2021-01-08') VALUES (4, 'a4', 1000, 40, 'n', 'x')")
     assert "Table columns: `id`, `name`, `ts`, `price`, `note`." in str(raised.value)
+    # a value that cannot be cast: Hudi's message, both schemas, the table's in the catalog's order
+    with pytest.raises(SqlAnalysisError) as raised:
+        session.sql(f"INSERT INTO {t} PARTITION (dt = '2021-01-08') SELECT 4, 'a4', 1000, array(1), 'n'")
+    assert str(raised.value).startswith(
+        "Expected table's schema: [StructField(id,IntegerType,true), StructField(name,StringType,true), "
+        "StructField(ts,LongType,true), StructField(price,DoubleType,true), StructField(note,StringType,true), "
+        "StructField(dt,StringType,true)], query's output (including static partition values): [StructField(4,"
+        "IntegerType,false), StructField(a4,StringType,false), StructField(1000,IntegerType,false), "
+        "StructField(array(1),ArrayType(IntegerType,false),false), StructField(n,StringType,false), "
+        "StructField(dt,StringType,true)]")
 
 
 def test_query_aliases_naming_every_column_are_aligned_by_name(session: Session, table_name: str) -> None:
