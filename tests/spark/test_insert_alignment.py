@@ -159,14 +159,12 @@ DUPLICATE_CASES = {
 }
 
 
-@pytest.mark.parametrize("table_type", ["cow", "mor"])
-@pytest.mark.parametrize("case", list(DUPLICATE_CASES))
+@pytest.mark.parametrize(("case", "table_type"), [(case, "cow") for case in DUPLICATE_CASES]
+                         + [("default-upsert", "mor"), ("insert", "mor")])
 def test_duplicate_keys_within_a_batch_and_against_stored_rows(session: Session, table_name: str, case: str,
                                                                table_type: str) -> None:
     """Hudi TestInsertTable.ingestAndValidateData: the rows each setting leaves after inserting (1, a1), then a
     batch repeating key 1 and holding key 2 twice."""
-    if table_type == "mor" and case not in ("default-upsert", "insert"):
-        pytest.skip("copy-on-write covers the other settings")
     precombine, settings, expected, operation = DUPLICATE_CASES[case]
     t = table_name
     props = f"type = '{table_type}', primaryKey = 'id'" + (f", preCombineField = '{precombine}'" if precombine
