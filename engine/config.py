@@ -137,10 +137,10 @@ class WriteConfig:
     COMBINE_BEFORE_DELETE = bool_property("hoodie.combine.before.delete", True,
                                   "De-duplicate incoming keys before delete.")
     MERGE_ALLOW_DUPLICATE_ON_INSERTS = bool_property(
-        "hoodie.merge.allow.duplicate.on.inserts", False,
+        "hoodie.merge.allow.duplicate.on.inserts", True,
         "An insert routed into an existing small file keeps every stored record and appends the new ones, "
-        "duplicate keys included (Hudi HoodieConcatHandle); false merges them by key (HoodieMergeHandle). "
-        "Only the insert operation on copy-on-write base files.")
+        "duplicate keys included (Hudi HoodieConcatHandle; true by default since Hudi 0.14); false merges them "
+        "by key (HoodieMergeHandle). Only the insert operation into base files.")
     INSERT_DROP_DUPLICATES = bool_property("hoodie.datasource.write.insert.drop.duplicates", False,
                                    "Drop incoming inserts whose key already exists.")
     SMALL_FILE_LIMIT = int_property("hoodie.parquet.small.file.limit", 104857600,
@@ -184,10 +184,18 @@ class WriteConfig:
                                      "What an insert does with a record whose key the table already holds: none "
                                      "(write it), drop (leave it out) or fail (fail the write, naming the key).")
     SQL_INSERT_MODE = str_property("hoodie.sql.insert.mode", None,
-                                   "Hudi's older INSERT INTO setting: upsert, strict (insert; a key the table "
-                                   "already holds fails the write) or non-strict (insert, duplicates kept).")
+                                   "Hudi's older INSERT INTO setting (read only while "
+                                   "hoodie.spark.sql.insert.into.operation is unset): upsert, strict (as upsert; "
+                                   "on copy-on-write tables a key the table already holds fails the write) or "
+                                   "non-strict (insert, duplicates kept).")
     SQL_BULK_INSERT_ENABLE = bool_property("hoodie.sql.bulk.insert.enable", False,
-                                           "Hudi's older INSERT INTO setting: true = bulk_insert.")
+                                           "Hudi's older INSERT INTO setting: true = bulk_insert, with "
+                                           "hoodie.sql.insert.mode=non-strict (refused in the other modes).")
+    SQL_OPTIMIZED_WRITES = bool_property(
+        "hoodie.spark.sql.optimized.writes.enable", False,
+        "MERGE INTO (read from the session's SET only, as Hudi 0.15's MergeIntoHoodieTableCommand does, unset = "
+        "false): true requires the ON condition to equate every record-key column; false reads a key column ON "
+        "does not name from the source column of that name.")
     OVERWRITE_MODE = str_property("hoodie.datasource.overwrite.mode", None, "STATIC or DYNAMIC partition overwrite.")
     AUTO_COMMIT = bool_property("hoodie.auto.commit", True, "Commit at the end of the write.")
     FAILED_WRITES_CLEANER_POLICY = str_property(

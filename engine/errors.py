@@ -31,6 +31,12 @@ class UnsupportedTable(EngineError):
     """The table uses a feature or version this engine does not implement (named in the message)."""
 
 
+class TimeTravelError(ConfigError):
+    """A read as of an instant (time travel, incremental or CDC range) needs files the cleaner deleted or
+    instants that were archived (Hudi ``HoodieTimeTravelException``); the message names the earliest instant
+    that can still be read."""
+
+
 class TimelineError(EngineError):
     """The timeline is inconsistent: a bad instant file name, an illegal state transition, or a
     missing instant."""

@@ -1,8 +1,8 @@
 """Java ``.properties`` text (``java.util.Properties.load`` / ``store``), as Hudi uses for
-``.hoodie/hoodie.properties`` and ``.hoodie_partition_metadata`` (FORMAT.md §1.1, §3.2).
+``.hoodie/hoodie.properties`` and ``.hoodie_partition_metadata`` (docs/FORMAT.md §1.1, §3.2).
 
 Reading implements the full ``Properties.load`` grammar (comments, continuation lines, ``\\:``/``\\=``/
-``\\uXXXX`` escapes, ``=``/``:``/whitespace separators). Writing follows the project rule of FORMAT.md §1.1:
+``\\uXXXX`` escapes, ``=``/``:``/whitespace separators). Writing follows the project rule of docs/FORMAT.md §1.1:
 values are written *unescaped* except backslash, newline/CR and a leading blank (so Java and hudi-rs, which
 does no unescaping, read identical values); characters above ``~`` become ``\\uXXXX`` like Java does.
 """

@@ -1,4 +1,4 @@
-"""Tables that carry a metadata table (FORMAT.md §8): this engine runs as Hudi's writer does with
+"""Tables that carry a metadata table (docs/FORMAT.md §8): this engine runs as Hudi's writer does with
 ``hoodie.metadata.enable=false``.
 
 Apache Hudi 0.14+ writers build a metadata table (MDT) by default: ``.hoodie/metadata`` (itself a merge-on-read
@@ -23,13 +23,33 @@ Reads never change a table: a table with an MDT is read by listing, as hudi-rs r
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
 from engine.config import HoodieConfig, MetadataConfig, TableConfig, parse_list
 from engine.errors import ConfigError
+from engine.storage import Storage
 
-if TYPE_CHECKING:
-    from engine.table import Table
+
+class Table(Protocol):
+    """What this module reads and changes of a data table (:class:`engine.table.Table` is one; this module
+    does not import it, so the table can call it without an import cycle)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def base_path(self) -> str: ...
+
+    @property
+    def meta_path(self) -> str: ...
+
+    @property
+    def storage(self) -> Storage: ...
+
+    config: HoodieConfig
+
+    def update_properties(self, updates: Mapping[str, str | None]) -> None: ...
 
 LOG = logging.getLogger(__name__)
 

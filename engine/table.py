@@ -1,9 +1,9 @@
 """A Hudi table on storage (Hudi ``HoodieTableMetaClient`` + ``HoodieTableConfig``), table version 6.
 
-``.hoodie/hoodie.properties`` (FORMAT.md §1) holds the table config as Java properties text; it carries a
-CRC32 checksum of ``"<database>.<table>"``. :class:`Table` creates tables (the directory layout of FORMAT.md
+``.hoodie/hoodie.properties`` (docs/FORMAT.md §1) holds the table config as Java properties text; it carries a
+CRC32 checksum of ``"<database>.<table>"``. :class:`Table` creates tables (the directory layout of docs/FORMAT.md
 §10.1), loads them, exposes the typed config, the active timeline, the latest schema and file-system views,
-and updates the properties with Java's backup protocol (FORMAT.md §8).
+and updates the properties with Java's backup protocol (docs/FORMAT.md §8).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class TableProperties:
     @staticmethod
     def render(props: Mapping[str, str], comment: str = "Properties saved on") -> bytes:
         """Properties file bytes: ``#<comment> <ISO instant>``, ``#<date>``, then ``key=value`` lines in
-        ``props`` order. Values are written unescaped except backslash/newline (FORMAT.md §1.1) so Java and
+        ``props`` order. Values are written unescaped except backslash/newline (docs/FORMAT.md §1.1) so Java and
         hudi-rs read the same values.
         """
         now = _dt.datetime.now(_dt.UTC)
@@ -174,7 +174,7 @@ class Table:
             raise ConfigError(f"table version 6 needs timeline layout 1 ({base_path})")
         if values.get(TableConfig.METADATA_PARTITIONS.key, "").strip():
             raise ConfigError(f"'{TableConfig.METADATA_PARTITIONS.key}' must be empty for {base_path}: this "
-                              "engine maintains no metadata table (FORMAT.md §8)")
+                              "engine maintains no metadata table (docs/FORMAT.md §8)")
         if values.get(TableConfig.CDC_ENABLED.key, "").strip().lower() == "true" and \
                 TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE.key in values:
             mode = values[TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE.key]
@@ -384,7 +384,7 @@ class Table:
     def metadata_partitions(self) -> list[str]:
         """``hoodie.table.metadata.partitions`` split at commas (``[]`` = no metadata table in use). When it
         contains ``files``, Java readers list files through the metadata table, which this engine does not
-        maintain (FORMAT.md §8)."""
+        maintain (docs/FORMAT.md §8)."""
         raw = self.config.get_optional(TableConfig.METADATA_PARTITIONS) or ""
         return [p.strip() for p in raw.split(",") if p.strip()]
 
@@ -505,7 +505,7 @@ class Table:
 
     def update_properties(self, updates: Mapping[str, str | None]) -> None:
         """Upsert (value) or delete (``None``) table properties with Java's backup protocol
-        (``HoodieTableConfig.modify``, FORMAT.md §8):
+        (``HoodieTableConfig.modify``, docs/FORMAT.md §8):
 
         0. recover: if ``hoodie.properties`` is missing, restore it from the backup; delete the backup;
         1. read the current config; 2. write it to ``hoodie.properties.backup``;

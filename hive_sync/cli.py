@@ -48,8 +48,10 @@ def build_parser(prog: str = "hive_sync") -> argparse.ArgumentParser:
     for flag, prop in _VALUE_FLAGS.items():
         hs.add_argument(flag, dest=prop.key, default=None, metavar="VALUE", help=_flag_help(prop))
     for flag, prop in _BOOL_FLAGS.items():
-        hs.add_argument(flag, dest=prop.key, action="store_const", const="true", default=None,
-                        help=_flag_help(prop, switch=True))
+        # --flag sets true (run_sync_tool.sh's switch), --no-flag false: an option that is on by default
+        # (e.g. --auto-create-database) can be switched off from the command line too.
+        hs.add_argument(flag, dest=prop.key, action=argparse.BooleanOptionalAction, default=None,
+                        help=_flag_help(prop, switch="--no-" + flag[2:]))
     hs.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="any other hoodie.datasource.hive_sync.* option (repeatable)")
     return parser
@@ -75,12 +77,13 @@ _BOOL_FLAGS: dict[str, ConfigProperty[Any]] = {
     "--omit-metafields": K.OMIT_METADATA_FIELDS, "--sync-comment": K.SYNC_COMMENT,
     "--conditional-sync": K.CONDITION_SYNC, "--use-jdbc": K.USE_JDBC,
 }
-"""``run_sync_tool.sh`` switch flags → config property set to ``true``."""
+"""``run_sync_tool.sh`` switch flags → config property set to ``true`` (``--no-<flag>``: ``false``)."""
 
 
-def _flag_help(prop: ConfigProperty[Any], switch: bool = False) -> str:
-    """``sets <key>[=true]: <doc> (default: <Hudi's default>)`` for a ``hive-sync`` flag."""
-    text = f"sets {prop.key}{'=true' if switch else ''}: {prop.doc}".replace("%", "%%")
+def _flag_help(prop: ConfigProperty[Any], switch: str = "") -> str:
+    """``sets <key>: <doc> (default: <Hudi's default>)`` for a ``hive-sync`` flag; for a switch (``switch``: its
+    ``--no-`` form) ``sets <key>=true (--no-<flag>: false): ...``."""
+    text = f"sets {prop.key}{f'=true ({switch}: false)' if switch else ''}: {prop.doc}".replace("%", "%%")
     return text + (f" (default: {str(prop.default).lower() if isinstance(prop.default, bool) else prop.default})"
                    if prop.default not in (None, "") else "")
 
@@ -94,7 +97,9 @@ def sync_options(args: argparse.Namespace) -> dict[str, str]:
     for prop in list(_VALUE_FLAGS.values()) + list(_BOOL_FLAGS.values()):
         key = prop.key
         value = getattr(args, key, None)
-        if value is not None:
+        if isinstance(value, bool):
+            opts[key] = "true" if value else "false"
+        elif value is not None:
             opts[key] = str(value)
     opts.setdefault(K.MODE.key, "hms")
     for item in args.conf:

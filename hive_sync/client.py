@@ -37,7 +37,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-# Hudi HoodieInputFormatUtils (PARQUET base files), SQL.md §3.1.
+# Hudi HoodieInputFormatUtils (PARQUET base files), docs/SQL.md §3.1.
 HUDI_PARQUET_INPUT_FORMAT = "org.apache.hudi.hadoop.HoodieParquetInputFormat"
 HUDI_PARQUET_REALTIME_INPUT_FORMAT = "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"
 PARQUET_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"

@@ -1,4 +1,4 @@
-"""Hive sync configuration: every ``hoodie.datasource.hive_sync.*`` and meta-sync key of SQL.md §3.5 with
+"""Hive sync configuration: every ``hoodie.datasource.hive_sync.*`` and meta-sync key of docs/SQL.md §3.5 with
 Hudi's defaults, typed, plus the inference Hudi performs from the table (database/table name, partition
 fields, partition value extractor, ``decode_partition``).
 

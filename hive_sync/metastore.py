@@ -11,17 +11,19 @@ Layout of a metastore directory ``<dir>``::
     <dir>/derby.log            Derby's own log
 
 This is the server that Hudi's ``HiveSyncTool`` (mode ``hms``) talks to through ``IMetaStoreClient``; see
-SPARK-NOTES.md "Metastores".
+docs/DESIGN.md §7.4.
 
 Locks: Hive's lock API (``lock``/``check_lock``/``heartbeat``/``unlock``, used by Hudi's
 ``HiveMetastoreBasedLockProvider`` and :mod:`hive_sync.lock_provider`) needs Hive's ACID tables (``HIVE_LOCKS``,
 ``NEXT_LOCK_ID``, ``TXNS``...), which DataNucleus does not create and whose schematool scripts are not in the
-jars. A metastore init hook (``io.sqlext.hms.AcidTablesInitHook``, ``hive.metastore.init.hooks``, compiled with
-``javac`` against the pyspark jars once, kept under :func:`hook_cache_dir`) creates them at start with Hive's own
+jars. A metastore init hook (``io.sqlext.hms.AcidTablesInitHook``, ``hive.metastore.init.hooks``, shipped
+compiled in :data:`INIT_HOOK_JAR`, built by ``python -m sqlext.jvm.build``) creates them at start with Hive's own
 ``TxnDbUtil.prepDb`` when missing. The server otherwise runs in production mode (``hive.in.test``, which also
 creates them, would make it refuse clients that do not send test capabilities and lock requests without an
 operation type, as Java Hudi's). The transaction store's JDBC pool is HikariCP (Hive 2.3's default, BoneCP, is
-not in the jars). Without ``javac`` the metastore starts without the hook and the lock API fails (logged).
+not in the jars). If the hook's source was edited and the jar not rebuilt, it is compiled with ``javac`` into a
+cache; without ``javac`` the metastore starts without the hook and the lock API fails (logged, naming the jar
+and the build command).
 No lock housekeeper runs (``hive.compactor.initiator.on`` is off): a lock whose client died stays until it is
 released.
 """
@@ -29,7 +31,6 @@ released.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -37,13 +38,13 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from xml.sax.saxutils import escape
 
+from engine.spark import java_jar
 from hive_sync.errors import MetastoreUnavailable
 
 logger = logging.getLogger(__name__)
@@ -54,11 +55,15 @@ MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 INIT_HOOK_CLASS = "io.sqlext.hms.AcidTablesInitHook"
 """Metastore init hook creating Hive's ACID transaction and lock tables (``hive_sync/java``)."""
 
-_INIT_HOOK_SOURCE = Path(__file__).resolve().parent / "java" / "io" / "sqlext" / "hms" / "AcidTablesInitHook.java"
-
-_INIT_HOOK_JARS = ("hive-metastore-*.jar", "hive-common-*.jar", "hadoop-client-api-*.jar", "libthrift-*.jar",
-                   "slf4j-api-*.jar")
-"""The pyspark jars the init hook compiles against (the whole jars directory makes javac slow)."""
+INIT_HOOK_JAR = java_jar.JavaJar(
+    sources=Path(__file__).resolve().parent / "java",
+    jar=Path(__file__).resolve().parent / "sqlext-hms-hook.jar",
+    # the pyspark jars the hook compiles against (the whole jars directory makes javac slow)
+    classpath=("hive-metastore-*.jar", "hive-common-*.jar", "hadoop-client-api-*.jar", "libthrift-*.jar",
+               "slf4j-api-*.jar"),
+    main_class=INIT_HOOK_CLASS,
+)
+"""The init hook's jar: sources ``hive_sync/java``, shipped as ``hive_sync/sqlext-hms-hook.jar``."""
 
 LOG_TAIL_LINES = 20
 """How many trailing log lines an error message quotes."""
@@ -108,26 +113,6 @@ def find_java() -> str:
     if not found:
         raise MetastoreUnavailable("java not found (set JAVA_HOME or put java on PATH) to run the metastore")
     return found
-
-
-def hook_cache_dir() -> Path:
-    """Where the compiled init hook is kept across metastores: ``$SQLEXT_CACHE_DIR/hms-hook``, else
-    ``~/.cache/sqlext/hms-hook`` (one sub-folder per source and jars)."""
-    root = os.environ.get("SQLEXT_CACHE_DIR")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "sqlext"
-    return base / "hms-hook"
-
-
-def find_javac() -> str | None:
-    """Path of ``javac`` (``$JAVA_HOME/bin``, beside :func:`find_java`'s ``java``, then ``PATH``), or ``None``."""
-    home = os.environ.get("JAVA_HOME")
-    candidates = [Path(home) / "bin" / "javac"] if home else []
-    with contextlib.suppress(MetastoreUnavailable):
-        candidates.append(Path(find_java()).resolve().parent / "javac")
-    for candidate in candidates:
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return shutil.which("javac")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -181,7 +166,7 @@ class Metastore:
         self.port = port
         self.host = host
         self._proc: subprocess.Popen[bytes] | None = None
-        self._hook_classes: Path | None = None
+        self._hook_jar: Path | None = None
 
     # ---- paths -----------------------------------------------------------------------------------
     @property
@@ -208,7 +193,7 @@ class Metastore:
     def hive_site_properties(self) -> dict[str, str]:
         """The ``hive-site.xml`` properties written before each start (Derby under ``<dir>``; the ACID tables'
         init hook once it is built, see the module docstring)."""
-        hook = {"hive.metastore.init.hooks": INIT_HOOK_CLASS} if self._hook_classes is not None else {}
+        hook = {"hive.metastore.init.hooks": INIT_HOOK_CLASS} if self._hook_jar is not None else {}
         return {
             "javax.jdo.option.ConnectionURL":
                 f"jdbc:derby:;databaseName={self.directory / 'metastore_db'};create=true",
@@ -236,7 +221,7 @@ class Metastore:
 
     def command(self) -> list[str]:
         """The ``java ... HiveMetaStore -p <port>`` command line. Raises MetastoreUnavailable (no java)."""
-        extra = f"{self._hook_classes}{os.pathsep}" if self._hook_classes is not None else ""
+        extra = f"{self._hook_jar}{os.pathsep}" if self._hook_jar is not None else ""
         classpath = f"{self.conf_dir}{os.pathsep}{extra}{pyspark_jars_dir()}/*"
         return [
             find_java(),
@@ -246,52 +231,15 @@ class Metastore:
         ]
 
     def build_init_hook(self) -> Path | None:
-        """Compile :data:`INIT_HOOK_CLASS` into a folder under :func:`hook_cache_dir` (once per source and jars)
-        and return that folder; ``None``, with a warning, when there is no ``javac`` or it fails (the metastore
-        then runs without the lock API's tables)."""
+        """The jar holding :data:`INIT_HOOK_CLASS` (:meth:`engine.spark.java_jar.JavaJar.resolve`: the shipped
+        one, or one compiled from edited sources); ``None``, with a warning, when it is unusable and cannot be
+        built (the metastore then runs without the lock API's tables)."""
         try:
-            jars_dir = pyspark_jars_dir()
-            jars = [next(iter(sorted(jars_dir.glob(pattern))), None) for pattern in _INIT_HOOK_JARS]
-            key = hashlib.sha256(_INIT_HOOK_SOURCE.read_bytes() + "|".join(map(str, jars)).encode()).hexdigest()
-        except (OSError, MetastoreUnavailable) as exc:
-            logger.warning("metastore init hook %s not built (%s): the lock API will fail", INIT_HOOK_CLASS, exc)
+            return INIT_HOOK_JAR.resolve()
+        except java_jar.JavaBuildError as exc:
+            logger.warning("metastore init hook %s not loaded: the metastore's lock API will fail for want of "
+                           "Hive's ACID tables: %s", INIT_HOOK_CLASS, exc)
             return None
-        classes = hook_cache_dir() / key[:32]
-        built = classes / (INIT_HOOK_CLASS.replace(".", "/") + ".class")
-        if built.is_file():
-            return classes
-        javac = find_javac()
-        if javac is None or None in jars:
-            logger.warning("metastore init hook %s not built (%s): the metastore's lock API will fail for want of "
-                           "Hive's ACID tables", INIT_HOOK_CLASS,
-                           "no javac" if javac is None else f"missing jars {_INIT_HOOK_JARS} under {jars_dir}")
-            return None
-        try:
-            classes.parent.mkdir(parents=True, exist_ok=True)
-            building = Path(tempfile.mkdtemp(prefix=".build-", dir=classes.parent))
-        except OSError as exc:
-            logger.warning("metastore init hook %s not built (%s): the lock API will fail", INIT_HOOK_CLASS, exc)
-            return None
-        command = [javac, "--release", "17", "-nowarn", "-d", str(building),
-                   "-cp", os.pathsep.join(str(j) for j in jars), str(_INIT_HOOK_SOURCE)]
-        try:
-            result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            shutil.rmtree(building, ignore_errors=True)
-            logger.warning("metastore init hook %s not built (%s): the lock API will fail", INIT_HOOK_CLASS, exc)
-            return None
-        if result.returncode != 0:
-            shutil.rmtree(building, ignore_errors=True)
-            logger.warning("metastore init hook %s not built (javac exit %d): the lock API will fail:\n%s",
-                           INIT_HOOK_CLASS, result.returncode, (result.stdout + result.stderr).strip())
-            return None
-        try:
-            os.rename(building, classes)  # atomic: concurrent builders each rename a complete tree; one wins
-        except OSError:
-            shutil.rmtree(building, ignore_errors=True)
-            if not built.is_file():
-                raise
-        return classes
 
     # ---- pid file --------------------------------------------------------------------------------
     def _read_pid_file(self) -> tuple[int, int] | None:
@@ -345,7 +293,7 @@ class Metastore:
             raise self._unavailable(f"port {self.port} is already in use by another process")
         self.directory.mkdir(parents=True, exist_ok=True)
         (self.directory / "warehouse").mkdir(exist_ok=True)
-        self._hook_classes = self.build_init_hook()
+        self._hook_jar = self.build_init_hook()
         self.write_hive_site()
         cmd = self.command()
         started = time.monotonic()

@@ -1,6 +1,6 @@
 """Partition value extractors and partition events for Hive sync.
 
-Mirrors Hudi ``org.apache.hudi.hive.*PartitionValueExtractor`` (selected by class name, SQL.md §3.3),
+Mirrors Hudi ``org.apache.hudi.hive.*PartitionValueExtractor`` (selected by class name, docs/SQL.md §3.3),
 ``HoodieSyncClient.getPartitionEvents`` (full and incremental) and ``PartitionEvent``. Partition paths are
 relative to the table base path, ``/``-separated, exactly as stored (already Hive-escaped when the table
 url-encodes partition paths); values are what goes into the metastore (unescaped when ``decode_partition``).

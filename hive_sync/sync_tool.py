@@ -1,7 +1,7 @@
 """Register a Hudi table in the Hive Metastore and keep it in step with the timeline.
 
 Mirrors Hudi ``org.apache.hudi.hive.HiveSyncTool.syncHoodieTable`` in HMS mode (``HMSDDLExecutor``), with the
-table layout of SQL.md §3.1 (copy-on-write: one table; merge-on-read: ``_ro``/``_rt`` plus the bare name per
+table layout of docs/SQL.md §3.1 (copy-on-write: one table; merge-on-read: ``_ro``/``_rt`` plus the bare name per
 ``table.strategy``, ``skip_ro_suffix`` and ``sync_snapshot_with_table_name``), the table/serde parameters of
 §3.2 and the full/incremental partition sync of §3.3. The Hudi table is only read (``engine.table.Table``);
 a failed sync never writes to it.
@@ -239,7 +239,7 @@ class HiveSyncTool:
 
     # ---- which tables ---------------------------------------------------------------------------
     def targets(self) -> list[_Target]:
-        """Hive tables to register (SQL.md §3.1), in sync order."""
+        """Hive tables to register (docs/SQL.md §3.1), in sync order."""
         c, t = self.config, self.config.table
         if not self.hudi.is_mor:
             return [_Target(t, "COW")]

@@ -5,6 +5,12 @@ warehouse fails deep inside Hive's client with thousands of log lines. Before a 
 whether another process holds the database (Derby keeps an exclusive file lock on ``metastore_db/dbex.lck``
 while a JVM has it booted, released when that JVM exits, even by ``kill -9``) and stops with one line that
 names the warehouse, the process that holds it and how to share a warehouse between processes.
+
+One holder is waited for instead: the Spark JVM of a session whose Python process died (``kill -9``, a crash).
+PySpark's JVM exits when its Python parent's pipe closes, but it keeps the lock while it shuts down (seconds);
+a writer restarted at once was refused in 2 of 8 rounds. Such an orphaned JVM — launched by PySpark
+(``pyspark-shell`` on its command line) and re-parented (its parent is no longer a Python process) — is waited
+for, up to :data:`ORPHAN_WAIT_S` seconds, with one log line saying so. A live holder is refused at once.
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlext.errors import SqlError
@@ -22,6 +30,12 @@ METASTORE_DIR = "metastore_db"
 _LOCK_FILE = "dbex.lck"
 HOLDER_UNKNOWN = -1
 """:func:`derby_holder` when the database is held but the holder's pid cannot be read."""
+
+
+ORPHAN_WAIT_S = 30.0
+"""How long :func:`check_not_busy` waits for an orphaned Spark JVM to release the metastore, in seconds."""
+
+_POLL_S = 0.2
 
 
 class WarehouseBusy(SqlError):
@@ -119,15 +133,58 @@ def busy_message(warehouse: Path, pid: int) -> str:
     )
 
 
-def check_not_busy(warehouse: Path) -> None:
+def _is_python(words: list[str]) -> bool:
+    return bool(words) and Path(words[0]).name.startswith("python")
+
+
+def is_orphaned_spark_jvm(pid: int, cmdline: Callable[[int], list[str]] = _cmdline,
+                          parent: Callable[[int], int | None] = _parent) -> bool:
+    """Whether ``pid`` is a Spark JVM that PySpark launched (``pyspark-shell`` on its command line, a java
+    process) whose Python process is gone: the JVM was re-parented (to init or a subreaper), so its parent is
+    no longer a Python process. Such a JVM is shutting down (PySpark's gateway exits when its parent's pipe
+    closes). ``cmdline`` and ``parent`` read ``/proc`` (tests pass fakes).
+    """
+    if pid <= 0:
+        return False
+    words = cmdline(pid)
+    if "pyspark-shell" not in words or not words or not Path(words[0]).name.startswith("java"):
+        return False
+    parent_pid = parent(pid)
+    if parent_pid is None or parent_pid <= 1:
+        return True
+    return not _is_python(cmdline(parent_pid))
+
+
+def check_not_busy(warehouse: Path, wait_s: float = ORPHAN_WAIT_S) -> None:
     """Raise before a session starts on ``warehouse`` when another process holds its Derby metastore.
 
+    When the holder is an orphaned Spark JVM (:func:`is_orphaned_spark_jvm`: the Python process of a killed
+    session is gone, its JVM still shutting down), wait up to ``wait_s`` seconds for it to let go, logging
+    one line; a live holder is refused at once.
+
     Raises:
-        WarehouseBusy: with :func:`busy_message`.
+        WarehouseBusy: with :func:`busy_message` (after the wait, when the orphan still holds it).
     """
-    pid = derby_holder(metastore_dir(warehouse))
-    if pid is not None:
+    database = metastore_dir(warehouse)
+    pid = derby_holder(database)
+    if pid is None:
+        return
+    if not is_orphaned_spark_jvm(pid):
         raise WarehouseBusy(busy_message(warehouse, pid))
+    logger.warning("the warehouse %s is still held by the Spark JVM (pid %d) of a session whose Python process "
+                   "is gone; waiting up to %.0f s for it to shut down", warehouse, pid, wait_s)
+    started = time.monotonic()
+    while time.monotonic() - started < wait_s:
+        time.sleep(_POLL_S)
+        pid = derby_holder(database)
+        if pid is None:
+            logger.info("the warehouse %s was released after %.1f s", warehouse, time.monotonic() - started)
+            return
+        if pid != HOLDER_UNKNOWN and _cmdline(pid) and not is_orphaned_spark_jvm(pid):
+            raise WarehouseBusy(busy_message(warehouse, pid))  # a live process took it meanwhile
+        # else the orphan still holds it, or it is exiting (a zombie has no command line)
+    raise WarehouseBusy(busy_message(warehouse, pid) + f" (its Python process is gone; it was still shutting "
+                        f"down after {wait_s:.0f} s)")
 
 
 def is_derby_boot_conflict(exc: BaseException) -> bool:

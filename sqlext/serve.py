@@ -12,18 +12,22 @@ The session is started with :func:`sqlext.session.connect` and
 ``org.apache.spark.sql.hive.thriftserver.HiveThriftServer2.startWithContext`` from the pyspark jars.
 It runs until SIGTERM or SIGINT, then stops the server and the session.
 
-``--hiveconf k=v`` values go into the session both as ``k`` and as ``spark.hadoop.k``, so Hive client
-settings such as ``hive.metastore.uris`` (point the session at a remote metastore) reach the Hadoop
-configuration the Hive catalog is built from.
+``--hiveconf k=v`` values start the session as ``spark.hadoop.k``, so Hive client settings such as
+``hive.metastore.uris`` (point the session at a remote metastore) reach the Hadoop configuration the Hive
+catalog is built from, and are set as ``k`` on the running session
+(:func:`sqlext.cli_args.hiveconf_settings`): spark-submit sees ``spark.*`` keys only and prints no
+"Ignoring non-Spark config property" warning.
 
 Library code logs only; :func:`main` (the ``sqlext serve`` command) prints the one ready line with the
-JDBC URL to stdout.
+JDBC URL, the process id and the seconds from the command's start to the first accepted connection, to
+stdout: ``JDBC server ready: jdbc:hive2://127.0.0.1:10000/default (pid 4242, started in 21.3 s)``.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import socket
 import sys
@@ -34,7 +38,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from sqlext.cli_args import key_value_arg
+from sqlext.cli_args import HADOOP_PREFIX, hiveconf_settings, key_value_arg, session_only, set_session_confs
 from sqlext.errors import SqlError
 from sqlext.jvm import catalog_jar
 
@@ -51,6 +55,7 @@ __all__ = [
     "hiveconf_settings",
     "jdbc_url",
     "main",
+    "ready_line",
     "serve",
     "server_conf",
     "wait_for_port",
@@ -73,7 +78,6 @@ THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 SINGLE_SESSION_KEY = "spark.sql.hive.thriftServer.singleSession"
 PORT_KEY = "hive.server2.thrift.port"
 HOST_KEY = "hive.server2.thrift.bind.host"
-_HADOOP_PREFIX = "spark.hadoop."
 
 
 def _preload_catalog_classes(jvm: Any, catalog: Any) -> None:
@@ -102,22 +106,6 @@ def jdbc_url(host: str, port: int, database: str = "default") -> str:
     return f"jdbc:hive2://{host}:{port}/{database}"
 
 
-def hiveconf_settings(hiveconf: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """Spark confs for ``--hiveconf k=v`` pairs: each key as given and, unless it is a ``spark.*`` key,
-    also as ``spark.hadoop.<k>`` (so e.g. ``hive.metastore.uris`` reaches the Hive client's Hadoop
-    configuration and the session uses that remote metastore instead of the embedded Derby one).
-
-    Returns:
-        A new dict; later pairs win over earlier ones.
-    """
-    settings: dict[str, str] = {}
-    for key, value in hiveconf:
-        settings[key] = value
-        if not key.startswith("spark."):
-            settings[_HADOOP_PREFIX + key] = value
-    return settings
-
-
 def server_conf(host: str, port: int, conf: Mapping[str, str] | None = None,
                 hiveconf: Iterable[tuple[str, str]] = ()) -> dict[str, str]:
     """The extra session confs for serving: no console progress bars unless ``conf`` says so, ``conf``, then the ``--hiveconf`` settings
@@ -139,8 +127,8 @@ def server_conf(host: str, port: int, conf: Mapping[str, str] | None = None,
     settings.update(hiveconf_settings(hiveconf))
     settings[SINGLE_SESSION_KEY] = "true"
     for key, value in ((PORT_KEY, str(port)), (HOST_KEY, host)):
-        settings[key] = value
-        settings[_HADOOP_PREFIX + key] = value
+        settings.pop(key, None)  # ThriftServer.start sets the plain keys on the running session
+        settings[HADOOP_PREFIX + key] = value
     return settings
 
 
@@ -249,7 +237,8 @@ class ThriftServer:
         except ServeError:
             self.stop()
             raise
-        logger.info("JDBC server ready at %s after %.1f s", self.url, waited)
+        logger.debug("the JDBC server's port %d accepted connections %.1f s after the server was started",
+                     self.port, waited)
         return self.url
 
     def stop(self) -> None:
@@ -310,6 +299,8 @@ def serve(
         ServeError: bad port, the port is taken, or the server did not start.
         SqlError: the session could not start (e.g. the JVM catalog could not be built).
     """
+    started = time.monotonic()
+    hiveconf = list(hiveconf)
     settings = server_conf(host, port, conf, hiveconf)
     stop_event = stop if stop is not None else threading.Event()
     restore = _install_stop_handlers(stop_event)
@@ -319,6 +310,8 @@ def serve(
         from sqlext.session import connect
 
         session = connect(warehouse=warehouse, conf=settings, master=master)
+        session_started = time.monotonic()
+        set_session_confs(session, session_only(hiveconf))
         # PySpark's SparkContext replaced the SIGINT handler (it cancels jobs and raises KeyboardInterrupt).
         restore_pyspark = _install_stop_handlers(stop_event)
         try:
@@ -327,6 +320,9 @@ def serve(
                 return
             server = ThriftServer(session, host, port)
             server.start(timeout_s)
+            now = time.monotonic()
+            logger.info("JDBC server ready at %s (pid %d) after %.1f s: session %.1f s, server %.1f s", server.url,
+                        os.getpid(), now - started, session_started - started, now - session_started)
             try:
                 if ready is not None:
                     ready(server.url)
@@ -374,14 +370,20 @@ def build_arg_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def ready_line(url: str, pid: int, seconds: float) -> str:
+    """The line ``sqlext serve`` prints once clients can connect (newline included)."""
+    return f"JDBC server ready: {url} (pid {pid}, started in {seconds:.1f} s)\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``sqlext serve``; returns the exit code.
 
-    Prints ``JDBC server ready: jdbc:hive2://<host>:<port>/default`` to stdout once clients can connect,
-    then serves until SIGTERM/SIGINT.
+    Prints ``JDBC server ready: jdbc:hive2://<host>:<port>/default (pid <pid>, started in <s> s)`` to stdout
+    once clients can connect (seconds since this function was called), then serves until SIGTERM/SIGINT.
 
     Exit codes: 0 stopped by a signal; 1 the session or the server could not start; 2 bad command line.
     """
+    started = time.monotonic()
     parser = build_arg_parser()
     try:
         args = parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
@@ -396,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logger.setLevel(logging.INFO)
 
     def announce(url: str) -> None:
-        sys.stdout.write(f"JDBC server ready: {url}\n")
+        sys.stdout.write(ready_line(url, os.getpid(), time.monotonic() - started))
         sys.stdout.flush()
 
     try:

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any, Protocol, TextIO
 
-from sqlext.cli_args import key_value_arg
+from sqlext.cli_args import hiveconf_settings, key_value_arg, session_only, set_session_confs
 from sqlext.error_report import one_line, own_error_types, summarize
 from sqlext.errors import SqlParseError
 from sqlext.hive_result import (  # noqa: F401 - re-exported: the shell's value formatting
@@ -506,14 +506,18 @@ def main(argv: Sequence[str] | None = None, session_factory: SessionFactory | No
         return 1
     _configure_logging(args.verbose, err, args.silent)
 
-    conf: dict[str, str] = dict(args.conf)
-    conf.update(dict(args.hivevar))
+    # Only spark.* keys go to the session builder (PySpark hands them to spark-submit, which warns
+    # "Ignoring non-Spark config property" for any other); --hiveconf keys as spark.hadoop.* (the Hive
+    # client's Hadoop configuration), and --define / --hiveconf keys on the running session, as spark-sql.
+    hiveconf = [(k, v) for k, v in args.hiveconf if k != "hive.metastore.warehouse.dir"]
     for key, value in args.hiveconf:
         if key == "hive.metastore.warehouse.dir" and args.warehouse is None:
             args.warehouse = value
-        else:
-            conf[key] = value
-    print_header = any(conf.get(k, "").lower() == "true" for k in _HEADER_KEYS)
+    conf: dict[str, str] = dict(args.conf)
+    conf.update({k: v for k, v in args.hivevar if k.startswith("spark.")})
+    conf.update(hiveconf_settings(hiveconf))
+    later = session_only([*args.hivevar, *hiveconf])
+    print_header = any({**conf, **later}.get(k, "").lower() == "true" for k in _HEADER_KEYS)
 
     factory = session_factory if session_factory is not None else _default_factory
     try:
@@ -525,6 +529,11 @@ def main(argv: Sequence[str] | None = None, session_factory: SessionFactory | No
             err.write(traceback.format_exc())
         return 1
 
+    try:
+        set_session_confs(session, later)
+    except Exception as exc:  # noqa: BLE001 - a refused setting ends the start like a failed session
+        err.write(f"Error: could not set the session configuration: {one_line(str(exc))}\n")
+        return 1
     shell = Shell(session, out, err, silent=args.silent, verbose=args.verbose, print_header=print_header)
     try:
         if args.database:

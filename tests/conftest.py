@@ -17,8 +17,8 @@ import pytest
 if TYPE_CHECKING:
     from sqlext.session import Session
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-"""The project's shared folder, beside the repository (as in CI)."""
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+"""The test data kept in the repository (``tests/fixtures``; origin and licence in its ``NOTICE``)."""
 
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 """Every JVM the tests start (the test sessions' drivers, the metastore, the reliability benches' writers and
@@ -31,8 +31,9 @@ _inherited = os.environ.get("JDK_JAVA_OPTIONS", "")
 if TEST_JVM_OPTIONS not in _inherited:
     os.environ["JDK_JAVA_OPTIONS"] = f"{_inherited} {TEST_JVM_OPTIONS}".strip()
 
-HUDI_FIXTURES = SHARED / "fixtures" / "hudi-written"
-"""Real Hudi-written v6 tables: ``<shape>/<cow|mor>/[<format>/]v6_<name>.zip``."""
+HUDI_FIXTURES = FIXTURES / "hudi-written"
+"""Real Hudi-written v6 tables: ``<shape>/<cow|mor>/[<format>/]v6_<name>.zip`` (layout in
+``tests/fixtures/README.md``)."""
 
 HUDI_FIXTURE_NAMES = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix(""))
                             for p in HUDI_FIXTURES.glob("**/*.zip"))

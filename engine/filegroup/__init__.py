@@ -1,4 +1,4 @@
-"""File groups, file slices and the file-system view (FORMAT.md §3).
+"""File groups, file slices and the file-system view (docs/FORMAT.md §3).
 
 * :mod:`engine.filegroup.naming` — base/log file names, file ids, write tokens (Hudi ``FSUtils``).
 * :mod:`engine.filegroup.partition_metadata` — ``.hoodie_partition_metadata`` (``HoodiePartitionMetadata``).

@@ -1,4 +1,4 @@
-"""Data file names (Hudi ``FSUtils``, FORMAT.md §3.1).
+"""Data file names (Hudi ``FSUtils``, docs/FORMAT.md §3.1).
 
 * base file: ``<fileId>_<writeToken>_<instantTime>.parquet`` (``FSUtils.makeBaseFileName``)
 * log file: ``.<fileId>_<baseInstant>.log.<version>_<writeToken>`` (``FSUtils.makeLogFileName``)
@@ -21,7 +21,7 @@ LOG_FILE_EXTENSION = "log"
 """Extension word of data log files (archived timeline files use ``archive``)."""
 
 UNKNOWN_WRITE_TOKEN = "1-0-1"
-"""Token Java uses when no Spark task context exists (rollback command blocks, FORMAT.md §3.1)."""
+"""Token Java uses when no Spark task context exists (rollback command blocks, docs/FORMAT.md §3.1)."""
 
 _BASE_RE = re.compile(r"^([^_/]+)_([^_/]+)_(\d+)(\.[A-Za-z]+)$")
 # Hudi FSUtils.LOG_FILE_PATTERN, anchored at the end.

@@ -1,4 +1,4 @@
-"""``.hoodie_partition_metadata`` files (Hudi ``HoodiePartitionMetadata``, FORMAT.md §3.2).
+"""``.hoodie_partition_metadata`` files (Hudi ``HoodiePartitionMetadata``, docs/FORMAT.md §3.2).
 
 Every partition directory (the base path itself for a non-partitioned table) holds one. Java's listing
 (``FileSystemBackedTableMetadata``) only recognises a directory as a partition through it, so it is

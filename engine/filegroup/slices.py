@@ -1,5 +1,5 @@
 """File slices and file groups (Hudi ``HoodieBaseFile``, ``HoodieLogFile``, ``FileSlice``,
-``HoodieFileGroup``; FORMAT.md §3.4).
+``HoodieFileGroup``; docs/FORMAT.md §3.4).
 
 A *file group* is every file with one file id in one partition. A *file slice* is the part of a file group
 sharing one base instant: at most one base file written at that instant plus the log files whose name

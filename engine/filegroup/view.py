@@ -1,5 +1,5 @@
 """File-system view of a table: which files make up each file group and slice (Hudi
-``HoodieTableFileSystemView`` over ``FileSystemBackedTableMetadata``; FORMAT.md §3.4).
+``HoodieTableFileSystemView`` over ``FileSystemBackedTableMetadata``; docs/FORMAT.md §3.4).
 
 Assembly rules (Java's ``AbstractTableFileSystemView``):
 
@@ -24,18 +24,36 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from engine.errors import ConfigError, CorruptFile, StorageError
 from engine.filegroup.naming import parse_base_file_name, parse_log_file_name
 from engine.filegroup.partition_metadata import is_partition_metafile
 from engine.filegroup.slices import BaseFile, FileGroup, FileSlice, LogFile
-from engine.storage import FileInfo
+from engine.storage import FileInfo, Storage
 from engine.timeline import avro_serde
+from engine.timeline.active import ActiveTimeline
+from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import COMPACTION, REPLACE_COMMIT, Instant, State
 
-if TYPE_CHECKING:
-    from engine.table import Table
+
+class TableSource(Protocol):
+    """What a file-system view reads of its table (:class:`engine.table.Table` is one; the view does not
+    import it, so the table can build views without an import cycle)."""
+
+    @property
+    def storage(self) -> Storage: ...
+
+    @property
+    def base_path(self) -> str: ...
+
+    @property
+    def timeline(self) -> ActiveTimeline: ...
+
+    @property
+    def base_file_format(self) -> str: ...
+
+    def commit_metadata(self, instant: Instant) -> CommitMetadata: ...
 
 LOG = logging.getLogger(__name__)
 
@@ -64,7 +82,7 @@ class FileSystemView:
     and clustering plans) and lists partitions lazily, once each.
     """
 
-    def __init__(self, table: Table, as_of: str | None = None) -> None:
+    def __init__(self, table: TableSource, as_of: str | None = None) -> None:
         if as_of is not None and (not as_of.isdigit()):
             raise ConfigError(f"invalid as-of instant '{as_of}' for table {table.base_path}: expected digits "
                               "yyyyMMddHHmmssSSS")

@@ -1,4 +1,4 @@
-"""Arrow ⇄ Avro schemas as Hudi and Spark derive them (FORMAT.md §4.1, §4.2).
+"""Arrow ⇄ Avro schemas as Hudi and Spark derive them (docs/FORMAT.md §4.1, §4.2).
 
 Hudi stores a table's schema as Avro JSON in three places, which this module produces exactly:
 

@@ -1,4 +1,4 @@
-"""Parquet base files (FORMAT.md §4): writing with the Hudi footer, reading back.
+"""Parquet base files (docs/FORMAT.md §4): writing with the Hudi footer, reading back.
 
 :class:`BaseFileWriter` mirrors Hudi ``HoodieAvroParquetWriter`` + ``HoodieAvroWriteSupport``: rows (the five
 meta columns first) go to a parquet file written by pyarrow; every ``_hoodie_record_key`` goes into the bloom

@@ -1,4 +1,4 @@
-"""Hudi bloom filters, bit-exact with Java (FORMAT.md §4.3).
+"""Hudi bloom filters, bit-exact with Java (docs/FORMAT.md §4.3).
 
 Mirrors ``org.apache.hudi.common.bloom``: :class:`SimpleBloomFilter` (``SimpleBloomFilter``, a Hadoop
 ``BloomFilter``) and :class:`DynamicBloomFilter` (``HoodieDynamicBoundedBloomFilter`` around

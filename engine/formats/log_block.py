@@ -1,4 +1,4 @@
-"""Log block framing (FORMAT.md §5): the block types, header keys and metadata maps, the :class:`LogBlock` base
+"""Log block framing (docs/FORMAT.md §5): the block types, header keys and metadata maps, the :class:`LogBlock` base
 and its on-disk encoding, and the blocks without records (command, corrupt, HFile) — Hudi ``HoodieLogBlock``,
 ``HoodieCommandBlock``, ``HoodieCorruptBlock``."""
 
@@ -179,7 +179,7 @@ class CommandBlock(LogBlock):
     @classmethod
     def rollback(cls, instant_time: str, target_instant_time: str) -> CommandBlock:
         """A rollback command block, header order as Hudi writes it (INSTANT_TIME, COMMAND_BLOCK_TYPE,
-        TARGET_INSTANT_TIME; FORMAT.md §5.1)."""
+        TARGET_INSTANT_TIME; docs/FORMAT.md §5.1)."""
         return cls(
             header={
                 HeaderKey.INSTANT_TIME: instant_time,

@@ -1,5 +1,5 @@
 """``HoodieDeleteBlock``: the deleted record keys of a log block, with their partition paths and ordering values
-(FORMAT.md §5)."""
+(docs/FORMAT.md §5)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ blocks in :mod:`engine.formats.log_delete`, parquet blocks in :mod:`engine.forma
 
 Mirrors ``org.apache.hudi.common.table.log``: ``HoodieLogFormatWriter``, ``HoodieLogFileReader`` and the
 blocks ``HoodieAvroDataBlock``, ``HoodieParquetDataBlock``, ``HoodieDeleteBlock``, ``HoodieCommandBlock`` and
-``HoodieCorruptBlock`` (FORMAT.md §5).
+``HoodieCorruptBlock`` (docs/FORMAT.md §5).
 
 **Framing** (all integers big-endian)::
 

@@ -1,4 +1,4 @@
-"""``HoodieParquetDataBlock``: log records as a complete parquet file in the block content (FORMAT.md §5)."""
+"""``HoodieParquetDataBlock``: log records as a complete parquet file in the block content (docs/FORMAT.md §5)."""
 
 from __future__ import annotations
 

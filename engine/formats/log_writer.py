@@ -21,7 +21,7 @@ class LogWriter:
     """Appends blocks to one log file (``HoodieLogFormatWriter``), flushing after each block.
 
     Hudi never appends to an existing file on object stores: a writer that finds its file rolls over to
-    the next version (FORMAT.md §5.5); choosing the name is the caller's job (``engine.filegroup.naming``).
+    the next version (docs/FORMAT.md §5.5); choosing the name is the caller's job (``engine.filegroup.naming``).
     So by default the file must not exist. ``append_existing=True`` keeps the current bytes (rewritten
     through the new stream, since :class:`Storage` has no append) and adds blocks after them.
 

@@ -1,4 +1,4 @@
-"""The bloom index (Hudi ``HoodieBloomIndex`` / ``HoodieGlobalBloomIndex``, seed 003): which stored file holds
+"""The bloom index (Hudi ``HoodieBloomIndex`` / ``HoodieGlobalBloomIndex``): which stored file holds
 each incoming record key, reading as little as possible.
 
 For each latest base file that could hold incoming keys (those of its partition; every partition for the

@@ -5,7 +5,7 @@ hash of its hash-field values (``hoodie.bucket.index.hash.field``, default: the 
 bucket is exactly one file group, whose id starts with the bucket number as 8 digits. So a key's file
 group follows from the key alone: tagging reads no data file, only the file-system view's file ids.
 
-The hash is Hudi's ``BucketIdentifier.getBucketId`` bit for bit (FORMAT.md §7), so Hudi and this engine
+The hash is Hudi's ``BucketIdentifier.getBucketId`` bit for bit (docs/FORMAT.md §7), so Hudi and this engine
 route every key to the same bucket:
 
 * hash keys (:func:`hash_keys`, Hudi 0.15 ``KeyGenUtils.extractRecordKeysByFields``): the key split on ``,``,

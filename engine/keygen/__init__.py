@@ -3,7 +3,7 @@
 Mirrors ``org.apache.hudi.keygen``: ``SimpleAvroKeyGenerator``, ``ComplexAvroKeyGenerator``,
 ``NonpartitionedAvroKeyGenerator``, ``TimestampBasedAvroKeyGenerator``, ``CustomAvroKeyGenerator``,
 ``GlobalAvroDeleteKeyGenerator``, the helpers ``KeyGenUtils`` / ``PartitionPathEncodeUtils`` and Spark SQL's
-``org.apache.spark.sql.hudi.command.SqlKeyGenerator`` wrapper (FORMAT.md §6).
+``org.apache.spark.sql.hudi.command.SqlKeyGenerator`` wrapper (docs/FORMAT.md §6).
 
 Everything works on whole Arrow columns (``pyarrow.compute``); Python-level work is only done once per
 *distinct* value for the rare types that need Java-specific formatting (floating point, decimals, binary,

@@ -36,7 +36,7 @@ from engine.keygen.spec import (
     _bool_conf,
     _raw,
 )
-from engine.keygen.timestamps import _timestamp_segment
+from engine.keygen.timestamps import timestamp_segment
 from engine.keygen.values import (
     _SQL_TS_FORMAT,
     _example_row,
@@ -530,7 +530,7 @@ class TimestampBasedKeyGenerator(KeyGenerator):
         self.spec = spec
 
     def _partition_segment(self, data: pa.Table | pa.RecordBatch, index: int) -> pa.Array:
-        return _timestamp_segment(self, self.spec, data, self.partition_fields[index])
+        return timestamp_segment(self, self.spec, data, self.partition_fields[index])
 
 
 class CustomKeyGenerator(KeyGenerator):
@@ -563,4 +563,4 @@ class CustomKeyGenerator(KeyGenerator):
         if typ == "SIMPLE":
             return self._simple_segment(data, field)
         assert self.spec is not None
-        return _timestamp_segment(self, self.spec, data, field)
+        return timestamp_segment(self, self.spec, data, field)

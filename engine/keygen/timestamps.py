@@ -3,13 +3,14 @@ formatted input values to the output date format, vectorized."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.errors import InvalidRecordKey
+from engine.joda import Zone
 from engine.keygen.escaping import escape_path_names
 from engine.keygen.spec import TimestampKeyGenSpec, _to_millis
 from engine.keygen.values import (
@@ -21,8 +22,17 @@ from engine.keygen.values import (
 )
 from engine.partition_path import escape_leading_dot
 
-if TYPE_CHECKING:
-    from engine.keygen.generators import KeyGenerator
+
+class SegmentStyle(Protocol):
+    """What a timestamp partition segment needs of its key generator (``engine.keygen.generators.KeyGenerator``
+    has these attributes): the JVM time zone Hudi formats numbers in, Hudi's
+    ``hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled``, and the partition path's
+    url-encoding and hive-style settings."""
+
+    jvm_zone: Zone
+    consistent_logical_timestamp: bool
+    url_encode: bool
+    hive_style: bool
 
 def _numeric_longs(arr: pa.Array, consistent: bool) -> tuple[np.ndarray, bool]:
     """Java ``long`` values Hudi derives from a numeric/date/timestamp column for the timestamp key
@@ -53,8 +63,8 @@ def _numeric_longs(arr: pa.Array, consistent: bool) -> tuple[np.ndarray, bool]:
     raise InvalidRecordKey(f"type {t} is not supported by TimestampBasedKeyGenerator")
 
 
-def _timestamp_segment(
-    gen: KeyGenerator, spec: TimestampKeyGenSpec, data: pa.Table | pa.RecordBatch, field: str
+def timestamp_segment(
+    gen: SegmentStyle, spec: TimestampKeyGenSpec, data: pa.Table | pa.RecordBatch, field: str
 ) -> pa.Array:
     """Partition segment of ``TimestampBasedAvroKeyGenerator.getPartitionPath`` for one field."""
     col = _resolve_field(data, field)

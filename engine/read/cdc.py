@@ -62,6 +62,7 @@ from engine.read.log_merger import merge_log_blocks, scan_log_blocks, work_schem
 from engine.read.log_scan import MergeSettings
 from engine.read.planner import PartitionColumns, QueryPlan, QueryType, ReadSplit, _incremental_bound
 from engine.read.record_buffer import _greater
+from engine.read.retention import load_window
 from engine.schema.history import SchemaEvolution
 from engine.storage import Storage
 from engine.table import Table
@@ -210,6 +211,8 @@ def plan_cdc(table: Table, options: HoodieConfig) -> CdcPlan:
     Raises:
         ConfigError: CDC not enabled on the table; no begin instant; begin after end; an unknown
             supplemental logging mode; a commit in range that rewrote a file without writing a CDC log.
+        TimeTravelError: the range needs changes of commits the cleaner or the archiver no longer keeps
+            (:mod:`engine.read.retention`).
     """
     if not table.config.get(TableConfig.CDC_ENABLED):
         raise ConfigError(f"It isn't a CDC hudi table on {table.base_path} (set hoodie.table.cdc.enabled=true "
@@ -217,6 +220,7 @@ def plan_cdc(table: Table, options: HoodieConfig) -> CdcPlan:
     mode = SupplementalLoggingMode.parse(table.config.raw(TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE),
                                          table.base_path)
     begin, end = _range(table, options)
+    load_window(table).check_changes(begin, end)
     storage = table.storage
     avro = table.latest_avro_schema(include_meta=False)
     schema = avro_to_arrow(add_meta_fields(avro)) if avro is not None else pa.schema([])

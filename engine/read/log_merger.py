@@ -1,9 +1,9 @@
 """Merge-on-read merging of one file slice: its log files folded per record key, then combined with the base
 file (Hudi ``HoodieMergedLogRecordScanner`` + ``AbstractHoodieLogRecordReader.scanInternalV1`` for the log
 scan, and the Spark ``HoodieMergeOnReadRDD`` / ``RecordMergingFileIterator`` for the base-file combine;
-FORMAT.md §5.4 and §5.6).
+docs/FORMAT.md §5.4 and §5.6).
 
-**Log scan** (:func:`scan_log_blocks`, FORMAT.md §5.4). The slice's log files are read in log order (the
+**Log scan** (:func:`scan_log_blocks`, docs/FORMAT.md §5.4). The slice's log files are read in log order (the
 planner's order: base instant, version, write token) and their blocks in file order:
 
 * a block whose ``INSTANT_TIME`` is after the query instant (``as.of.instant`` / incremental end, else the

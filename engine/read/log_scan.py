@@ -126,7 +126,7 @@ class MergeSettings:
 
 @dataclass(frozen=True)
 class BlockFilter:
-    """Which log blocks a scan keeps (FORMAT.md §5.4).
+    """Which log blocks a scan keeps (docs/FORMAT.md §5.4).
 
     Attributes:
         latest_instant: query instant; blocks after it are skipped (None = no bound).

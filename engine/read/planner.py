@@ -18,6 +18,7 @@ from engine.config import HoodieConfig, ReadConfig
 from engine.errors import ConfigError, EngineError
 from engine.keygen import DEFAULT_PARTITION_PATH, KeyGenerator
 from engine.read.log_scan import BlockFilter, MergeSettings
+from engine.read.retention import load_window
 from engine.schema.history import SchemaEvolution
 from engine.table import Table
 
@@ -114,7 +115,7 @@ class QueryPlan:
     partition_columns: PartitionColumns | None = None
 
     def block_filter(self) -> BlockFilter:
-        """Which log blocks the query applies (FORMAT.md §5.4): instant ≤ the query instant (``as_of`` /
+        """Which log blocks the query applies (docs/FORMAT.md §5.4): instant ≤ the query instant (``as_of`` /
         ``end``, else the latest completed instant), committed, and in ``(begin, end]`` for incremental
         queries."""
         latest = self.as_of or self.end or (max(self.completed_instants) if self.completed_instants else None)
@@ -193,6 +194,9 @@ def plan_query(
     Raises:
         ConfigError: bad query type or instant, an incremental query without a begin instant, or a malformed
             ``sqlext.read.file.groups``.
+        TimeTravelError: ``as.of.instant`` (or an incremental end instant, without
+            ``hoodie.datasource.read.incr.fallback.fulltablescan.enable``) is before what the cleaner and the
+            archiver kept (:mod:`engine.read.retention`).
     """
     raw_type = options.get(ReadConfig.QUERY_TYPE).strip().lower()
     if options.get_optional(ReadConfig.QUERY_AS_RO_TABLE):
@@ -206,6 +210,8 @@ def plan_query(
     completed = [i.timestamp for i in timeline.completed_commits()]
     as_of = options.raw(ReadConfig.AS_OF_INSTANT)
     as_of = normalize_instant(as_of) if as_of else None
+    if as_of is not None and query_type is not QueryType.INCREMENTAL:
+        load_window(table).check_as_of(as_of)
     pinned = options.raw(ReadConfig.PINNED_INSTANT)
     if pinned and as_of is None and query_type is not QueryType.INCREMENTAL and completed and completed[-1] > pinned:
         as_of = normalize_instant(pinned)  # commits completed since the query was planned: read what it saw
@@ -229,7 +235,12 @@ def plan_query(
         as_of = end
         in_range = [i for i in timeline.completed_commits() if begin < i.timestamp <= end]
         archived_begin = bool(completed) and begin < completed[0]
-        if archived_begin and options.get(ReadConfig.INCR_FALLBACK_FULL_TABLE_SCAN):
+        fallback = options.get(ReadConfig.INCR_FALLBACK_FULL_TABLE_SCAN)
+        window = load_window(table)
+        end_cleaned = not window.readable_as_of(end)
+        if end_cleaned and not fallback:
+            window.check_incremental_end(end, ReadConfig.INCR_FALLBACK_FULL_TABLE_SCAN.key)
+        if (archived_begin or end_cleaned) and fallback:
             # Hudi IncrementalRelation: the latest snapshot, rows with commit time in (begin, end].
             as_of = None
             if in_range:

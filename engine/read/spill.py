@@ -94,7 +94,7 @@ class _Segment:
 
 class SpilledLogRecords:
     """Log records of one slice hash-partitioned on disk (the Arrow counterpart of Hudi's
-    ``ExternalSpillableMap`` / ``BitCaskDiskMap``, FORMAT.md §5.6 memory).
+    ``ExternalSpillableMap`` / ``BitCaskDiskMap``, docs/FORMAT.md §5.6 memory).
 
     Every data block (conformed to the work schema) and delete block (keys + ordering values) is split by
     ``stable_key_hash(record key) % partitions`` and written as one Arrow IPC file

@@ -1,4 +1,4 @@
-"""Archival of the active timeline (Hudi ``HoodieTimelineArchiver``, seed 002): old instants move from
+"""Archival of the active timeline (Hudi ``HoodieTimelineArchiver``): old instants move from
 ``.hoodie`` into ``.hoodie/archived/.commits_.archive.<N>_1-0-1`` so listing the timeline stays cheap.
 
 * **What** (:func:`instants_to_archive`): when more than ``hoodie.keep.max.commits`` (30) completed commits are

@@ -215,22 +215,38 @@ def commits_since_last_clean(table: Table) -> int:
 
 def _partitions_to_clean(table: Table, view: FileSystemView, policy: CleanPolicy, conf: HoodieConfig,
                          earliest: Instant | None) -> list[str]:
-    """Every partition, or (incremental mode) those written since the last clean's retained commit."""
+    """Every partition, or (incremental mode, Hudi ``CleanPlanner.getPartitionPathsForIncrementalCleaning``)
+    those written by completed commits in ``[last clean's earliest commit to retain, earliest)``.
+
+    The full listing is used when the last clean retained nothing or retained from before the active
+    timeline starts (archived; Hudi ``isBeforeTimelineStarts``). When the earliest commit to retain is now
+    at or before the last clean's (a restore or a rollback removed the commits after a savepoint, or a
+    pending write holds it back), nothing was written in between: every file version older than it was
+    already looked at by that clean, so no partition is listed.
+    """
     last = _last_clean(table)
-    if (conf.get(CleanConfig.INCREMENTAL_MODE) and last is not None and earliest is not None
+    if not (conf.get(CleanConfig.INCREMENTAL_MODE) and last is not None and earliest is not None
             and policy is not CleanPolicy.KEEP_LATEST_FILE_VERSIONS
             and last[1].get("earliestCommitToRetain")):
-        previous = last[1]["earliestCommitToRetain"]
-        partitions: set[str] = set()
-        for instant in _completed_commits(table):
-            if previous <= instant.timestamp < earliest.timestamp:
-                metadata = table.commit_metadata(instant)
-                partitions.update(metadata.partition_to_write_stats)
-                partitions.update(metadata.replaced_file_ids())
-        logger.info("%s: incremental clean looks at %d partition(s) written in [%s, %s)", table.base_path,
-                    len(partitions), previous, earliest.timestamp)
-        return sorted(partitions)
-    return view.partition_paths()
+        return view.partition_paths()
+    previous = str(last[1]["earliestCommitToRetain"])
+    completed = _completed_commits(table)
+    if completed and previous < completed[0].timestamp:
+        return view.partition_paths()
+    if earliest.timestamp <= previous:
+        logger.debug("%s: incremental clean: the earliest commit to retain %s is not after the last clean's %s "
+                     "(commits after it were restored or rolled back); no partition to look at",
+                     table.base_path, earliest.timestamp, previous)
+        return []
+    partitions: set[str] = set()
+    for instant in completed:
+        if previous <= instant.timestamp < earliest.timestamp:
+            metadata = table.commit_metadata(instant)
+            partitions.update(metadata.partition_to_write_stats)
+            partitions.update(metadata.replaced_file_ids())
+    logger.debug("%s: incremental clean looks at %d partition(s) written in [%s, %s)", table.base_path,
+                 len(partitions), previous, earliest.timestamp)
+    return sorted(partitions)
 
 
 def savepointed_files(table: Table) -> set[str]:

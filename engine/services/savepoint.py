@@ -203,7 +203,8 @@ def restore_to_savepoint(table: Table, savepoint: str) -> dict[str, Any]:
     for instant in doomed:
         current = [i for i in table.timeline.reload().find(instant.timestamp)
                    if i.action in WRITE_TIMELINE_ACTIONS]
-        rollback_time = rollback_instant(table.reload(), current[0] if current else instant, completed=True)
+        rollback_time = rollback_instant(table.reload(), current[0] if current else instant, completed=True,
+                                         reason=f"restore {restore_time} to savepoint {savepoint}")
         rollbacks[instant.timestamp] = [_rollback_metadata(table, rollback_time)]
     everything = planned + [i for i in doomed if i not in planned]
     metadata = {
@@ -238,7 +239,7 @@ def rollback_to_instant(table: Table, instant_time: str) -> str:
     if any(i.timestamp > instant_time for i in timeline.pending_commits()):
         raise SavepointError(f"Found in-flight commits after time :{instant_time}, please rollback greater "
                              f"commits first (table {table.base_path})")
-    return rollback_instant(table, target, completed=True)
+    return rollback_instant(table, target, completed=True, reason="rollback to instant")
 
 
 __all__ = ["SavepointError", "create_savepoint", "delete_savepoint", "pending_restores", "restore_savepoint_of",

@@ -42,6 +42,7 @@ from engine.read.cdc import CDC_SCHEMA, is_cdc_query, plan_cdc, read_cdc_group
 from engine.read.file_group_reader import read_split
 from engine.read.planner import QueryPlan, ReadSplit, normalize_instant, plan_query
 from engine.read.pruning import Predicate, partition_filter
+from engine.read.retention import load_window
 from engine.spark.schema import arrow_to_spark, spark_to_arrow, table_spark_schema
 from engine.storage import Storage
 from engine.table import Table
@@ -83,8 +84,11 @@ class HudiDataSource(DataSource):
         if is_cdc_query(HoodieConfig(options)):
             return arrow_to_spark(CDC_SCHEMA)
         table = Table.load(table_path(options))
-        as_of = HoodieConfig(options).raw(ReadConfig.AS_OF_INSTANT)
-        schema = table_spark_schema(table, normalize_instant(as_of) if as_of else None)
+        raw_as_of = HoodieConfig(options).raw(ReadConfig.AS_OF_INSTANT)
+        as_of = normalize_instant(raw_as_of) if raw_as_of else None
+        if as_of is not None:
+            load_window(table).check_as_of(as_of)  # before the schema of a commit that may be archived
+        schema = table_spark_schema(table, as_of)
         if not schema.fields:
             raise ConfigError(f"table {table.base_path} has no schema yet")
         return schema

@@ -9,15 +9,20 @@ key (and partition) columns are computed from them, and what each clause writes.
    ranges and bloom filters prune files, only the incoming keys are kept), or, when a clause reads stored
    columns, the stored rows themselves are joined (Hudi's merge handle hands ``ExpressionPayload`` the stored
    record);
-3. a row *matches* when the index found its key (in its partition, with a non-global index) and the extra join
-   predicate holds; the spec's clauses turn each joined row into the record to write and its operation
-   (upsert or delete), and the stored records no incoming row matched into theirs (``NOT MATCHED BY SOURCE``);
+3. a row *matches* when the index found its key (in its partition, with a non-global index), as in Hudi; a
+   keyless table's rows match by the join predicate, and of several incoming rows matching one stored record the
+   one with the greatest ordering value is kept (Hudi's combining of incoming records); the spec's clauses turn
+   each joined row into the record to write and its operation (upsert or delete), and the stored records no
+   incoming row matched into theirs (``NOT MATCHED BY SOURCE``);
 4. routing by the index's rules: a record stays in its stored file group when its partition is unchanged; a
    record whose partition changed moves (a delete in the old partition and an insert in the new) with a global
    index and ``hoodie.*.index.update.partition.path=true``, keeps its stored partition with a global index
    without it, and is inserted into the new partition with a non-global index (the old record stays, as in
    Hudi);
 5. the records are written as one upsert with ``ExpressionPayload`` (:func:`engine.spark.writer.write_dataframe`).
+
+An *insert-only* spec (Hudi: no ordering field and no UPDATE clause) skips steps 2-4: every incoming row is
+not matched, and the rows the clauses give are written with the ``insert`` operation (duplicate keys kept).
 """
 
 from __future__ import annotations
@@ -27,9 +32,9 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, StringType
+from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
 from engine.config import HoodieConfig, WriteConfig
 from engine.formats.avro_schema import META_FIELDS
@@ -66,8 +71,8 @@ class MergeSpec:
         partition_columns: Columns over ``source`` giving every partition field a value, named as the field,
             or None when the source does not give them all. With a non-global index a key is looked up in that
             partition only (Hudi); otherwise they are not used.
-        condition: for a keyed table, the join predicate beyond the key equalities (Spark SQL over both
-            aliases), or None; for a keyless table the whole ON condition.
+        condition: for a keyless table the whole ON condition (Spark SQL over both aliases); None for a keyed
+            table (the record key, and partition with a non-global index, decide a match).
         needs_stored_rows: some clause or predicate reads stored columns: the stored rows are joined, not
             only their locations.
         stage: the WHEN [NOT] MATCHED clauses. Given the joined rows (source columns under ``source_alias``,
@@ -77,6 +82,10 @@ class MergeSpec:
         stage_unmatched: the WHEN NOT MATCHED BY SOURCE clauses, or None. Given the stored rows no incoming row
             matched (stored data columns and :data:`STORED_LOCATION` under ``stored_alias``), return rows as
             ``stage`` does.
+        insert_only: no row is tagged: every incoming row is not matched and the records are written with the
+            ``insert`` operation (Hudi's MERGE without ordering field and UPDATE clause).
+        ordering: for a keyless table, the ordering value of an incoming row (Spark SQL over ``source_alias``),
+            or None: of the incoming rows matching one stored record, the greatest wins.
         release: callbacks the caller wants run after the write (cached frames of its own).
     """
 
@@ -89,6 +98,8 @@ class MergeSpec:
     needs_stored_rows: bool
     stage: Callable[[DataFrame], DataFrame]
     stage_unmatched: Callable[[DataFrame], DataFrame] | None = None
+    insert_only: bool = False
+    ordering: str | None = None
     release: list[Callable[[], object]] = field(default_factory=list)
 
     @property
@@ -117,6 +128,10 @@ def merge_dataframe(spark: SparkSession, table: Table, spec: MergeSpec,
     conf = table.config.overlay(options)
     held: list[Callable[[], object]] = list(spec.release)
     try:
+        if spec.insert_only:
+            rows = inserted_rows(spark, table, spec)
+            rows.schema  # noqa: B018 - analysis errors (unknown column) surface before the instant starts
+            return write_dataframe(spark, table, rows, WriteOperation.INSERT, options)
         rows = changes(spark, table, spec, conf, held)
         rows.schema  # noqa: B018 - analysis errors (unknown column) surface before the instant starts
         return write_dataframe(spark, table, rows, WriteOperation.UPSERT, options, prepped=True)
@@ -133,6 +148,27 @@ def stored_rows(spark: SparkSession, table: Table) -> DataFrame:
     return target.drop(*[c for c in META_FIELDS if c in target.columns])
 
 
+def inserted_rows(spark: SparkSession, table: Table, spec: MergeSpec) -> DataFrame:
+    """The data columns of the records an insert-only spec writes: every incoming row, not matched."""
+    S, T = spec.source_alias, spec.stored_alias
+    schema = StructType([StructField(c, StringType()) for c in STORED_LOCATION])
+    nothing = spark.createDataFrame([], schema).alias(T)
+    joined = spec.source.alias(S).join(nothing, F.lit(False), "left").withColumn(MATCHED, F.lit(False))
+    staged = spec.stage(joined)
+    data = {f.name.lower() for f in table_arrow_schema(table)}
+    return staged.select(*[column(c) for c in staged.columns if c.lower() in data])
+
+
+def _best_match(joined: DataFrame, spec: MergeSpec) -> DataFrame:
+    """Of the incoming rows matching one stored record, the one with the greatest ordering value (keyless)."""
+    if spec.ordering is None:
+        return joined
+    stored_key = F.col(f"`{spec.stored_alias}`.{STORED_KEY}")
+    window = Window.partitionBy(stored_key).orderBy(F.expr(spec.ordering).desc_nulls_last())
+    rank = F.when(stored_key.isNull(), F.lit(1)).otherwise(F.row_number().over(window))
+    return joined.withColumn("__sqlext_rank", rank).filter(F.col("__sqlext_rank") == 1).drop("__sqlext_rank")
+
+
 def changes(spark: SparkSession, table: Table, spec: MergeSpec, conf: HoodieConfig,
             held: list[Callable[[], object]]) -> DataFrame:
     """The prepped rows of ``spec``: data columns, ``_hoodie_record_key``, ``_hoodie_partition_path``,
@@ -142,13 +178,12 @@ def changes(spark: SparkSession, table: Table, spec: MergeSpec, conf: HoodieConf
     data_schema = table_arrow_schema(table)
     if spec.keyless:
         joined = spec.source.alias(S).join(stored_rows(spark, table).alias(T), F.expr(spec.condition or "true"), "left")
+        joined = _best_match(joined, spec)
         matched = F.col(f"`{T}`.{STORED_KEY}").isNotNull()
     else:
         src, stored, on = _tagged_sides(spark, table, spec, conf, data_schema, held)
         joined = src.alias(S).join(stored.alias(T), on, "left")
         matched = F.col(f"`{T}`.{STORED_KEY}").isNotNull()
-        if spec.condition:
-            matched = matched & F.coalesce(F.expr(f"({spec.condition})"), F.lit(False))
     joined = joined.withColumn(MATCHED, matched)
     if spec.stage_unmatched is not None:
         joined = joined.persist(StorageLevel.MEMORY_AND_DISK)

@@ -198,7 +198,7 @@ class ActiveTimeline:
 
     def new_instant_time(self) -> str:
         """A fresh 17-digit UTC instant time strictly greater than every instant file in ``.hoodie`` (any
-        action or state), after re-listing the timeline (FORMAT.md §2.1)."""
+        action or state), after re-listing the timeline (docs/FORMAT.md §2.1)."""
         self.reload()
         return new_instant_time(self.all_instant_times())
 

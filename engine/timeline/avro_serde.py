@@ -5,9 +5,9 @@ Table-service plans and metadata on the v6 timeline (``.replacecommit.requested`
 ``.indexing*``) are Avro **object container files**: magic ``Obj\\x01``, a metadata map holding only
 ``avro.schema`` (no ``avro.codec``: null codec), a 16-byte sync marker, then one block with one record.
 
-Schemas come from the Hudi 0.14/0.15 ``.avsc`` files shipped in ``engine/timeline/avro/`` (copied verbatim
-from ``shared/reference/avro``; see its README). They reference each other by name across files, so all
-files are parsed into one named-type registry.
+Schemas come from the Hudi 0.14/0.15 ``.avsc`` files shipped in ``engine/timeline/avro/`` (Apache Hudi's own
+files; where each comes from and the few adjusted to the 0.14/0.15 shape: ``engine/timeline/avro/README.md``).
+They reference each other by name across files, so all files are parsed into one named-type registry.
 
 The embedded writer schema is rendered exactly like Java's ``Schema.toString()`` of the generated
 ``SpecificRecord`` class (``SCHEMA$``): compact JSON, keys in Avro-Java order, named types expanded at first

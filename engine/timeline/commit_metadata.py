@@ -1,4 +1,4 @@
-"""Commit metadata JSON of ``commit`` / ``deltacommit`` / ``replacecommit`` instants (FORMAT.md §2.3).
+"""Commit metadata JSON of ``commit`` / ``deltacommit`` / ``replacecommit`` instants (docs/FORMAT.md §2.3).
 
 Mirrors Java ``HoodieCommitMetadata`` / ``HoodieReplaceCommitMetadata`` / ``HoodieWriteStat`` /
 ``HoodieDeltaWriteStat`` as Jackson serializes them in table version 6: pretty-printed JSON

@@ -1,6 +1,6 @@
 """Timeline instants: actions, states and their file names (Hudi ``HoodieInstant``, timeline layout 1).
 
-With layout 1 every state of an instant has its own file in ``.hoodie/`` (FORMAT.md §2.2); state
+With layout 1 every state of an instant has its own file in ``.hoodie/`` (docs/FORMAT.md §2.2); state
 transitions *create* the next file and never rename. A reader derives the state from the file name:
 
 * ``commit``: ``T.commit.requested``, ``T.inflight``, ``T.commit``
@@ -14,7 +14,7 @@ transitions *create* the next file and never rename. A reader derives the state 
 * ``savepoint``: no requested state; ``T.savepoint.inflight``, ``T.savepoint``
 
 Instant times are ``yyyyMMddHHmmssSSS`` (17 digits) in the table's timeline time zone (this engine writes
-UTC); legacy 14-digit times still parse (FORMAT.md §2.1).
+UTC); legacy 14-digit times still parse (docs/FORMAT.md §2.1).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ ALL_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT, COMPACTION, LOG_C
 #: Actions whose completed instant is written under another action (Hudi ``getComparableAction``).
 COMPLETED_ACTION = {COMPACTION: COMMIT, LOG_COMPACTION: DELTA_COMMIT}
 
-#: Reserved instants (FORMAT.md §2.1).
+#: Reserved instants (docs/FORMAT.md §2.1).
 INIT_INSTANT_TS = "00000000000000"
 METADATA_BOOTSTRAP_INSTANT_TS = "00000000000001"
 FULL_BOOTSTRAP_INSTANT_TS = "00000000000002"

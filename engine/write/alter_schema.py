@@ -66,7 +66,7 @@ def commit_schema_change(table: Table, change: Callable[[InternalSchema], Intern
         finish_write(table, instant, WriteOperation.ALTER_SCHEMA, [], avro_of(latest, table.name),
                      extra_metadata={LATEST_SCHEMA: latest.to_json()}, conf=conf)
     except BaseException:
-        logger.warning("schema change of %s failed; rolling back %s", table.base_path, instant.timestamp)
+        logger.info("schema change of %s failed; rolling back %s", table.base_path, instant.timestamp)
         rollback_instant(table, instant)
         raise
     return latest

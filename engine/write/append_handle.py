@@ -2,7 +2,7 @@
 appended as new log files of its latest file slice.
 
 Each write creates the next log version ``.<fileId>_<baseInstant>.log.<n>_<token>`` (Hudi 0.14 never
-re-opens a log file; FORMAT.md §5.5) holding an ``AVRO_DATA_BLOCK`` with the new record versions (meta
+re-opens a log file; docs/FORMAT.md §5.5) holding an ``AVRO_DATA_BLOCK`` with the new record versions (meta
 columns included, ``_hoodie_file_name`` = the file id) and/or a ``DELETE_BLOCK`` with the deleted keys,
 rolling over to the following version when a file reaches ``hoodie.logfile.max.size``.
 Deletes carry the deleted record's own ordering value typed like the precombine field, so they win by

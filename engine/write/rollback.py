@@ -11,7 +11,7 @@ failed instant's timeline files and markers.
 Log files a failed deltacommit appended to are not deleted: as Hudi 0.14 does (``BaseRollbackHelper`` with
 ``MarkerBasedRollbackStrategy.getRollbackRequestForAppend``), each touched file group gets a new log
 version (write token ``1-0-1``) holding one ``COMMAND_BLOCK`` (ROLLBACK_BLOCK, ``TARGET_INSTANT_TIME`` = the
-failed instant), which tells every log reader to drop that instant's blocks (FORMAT.md §5.3). Readers that
+failed instant), which tells every log reader to drop that instant's blocks (docs/FORMAT.md §5.3). Readers that
 filter blocks by the timeline skip them anyway, since the failed instant never completed.
 """
 
@@ -229,7 +229,8 @@ def _append_rollback_block(table: Table, partition: str, file_id: str, base_inst
     return path, size
 
 
-def rollback_instant(table: Table, failed: Instant, *, completed: bool = False) -> str:
+def rollback_instant(table: Table, failed: Instant, *, completed: bool = False, reason: str = "",
+                     log_level: int = logging.INFO) -> str:
     """Roll back one write instant; returns the rollback instant time.
 
     Args:
@@ -238,6 +239,10 @@ def rollback_instant(table: Table, failed: Instant, *, completed: bool = False) 
             replacecommit or compaction).
         completed: roll back a completed instant (``rollback_to_instant``, restore): its files come from its
             commit metadata.
+        reason: why, for the log line (e.g. ``restore to savepoint 2026…``, ``failed write``).
+        log_level: the level of the one line saying what was rolled back: INFO for a writer cleaning up its
+            own failed write (the caller reports the error itself) and for restores; WARNING for a failed
+            write another writer left behind (:func:`rollback_failed_writes`).
 
     Raises:
         StorageError: a file could not be deleted or the rollback block written (the rollback stays
@@ -308,18 +313,20 @@ def rollback_instant(table: Table, failed: Instant, *, completed: bool = False) 
     # Last, as Hudi: while the rollback runs, its own writer's heartbeat keeps other writers away.
     HeartbeatClient.from_config(storage, table.base_path, table.config).stop(failed.timestamp)
     blocks = sum(len(m["rollbackLogFiles"]) for m in partition_metadata.values())
-    logger.warning("rolled back failed %s %s of %s: %d files deleted, %d rollback blocks written "
-                   "(rollback instant %s)", failed.action, failed.timestamp, table.base_path, deleted_total,
-                   blocks, rollback_time)
+    logger.log(log_level, "rolled back %s %s %s of %s%s: %d files deleted, %d rollback blocks written "
+               "(rollback instant %s)", "completed" if done else "failed", failed.action, failed.timestamp,
+               table.base_path, f" ({reason})" if reason else "", deleted_total, blocks, rollback_time)
     return rollback_time
 
 
 def rollback_failed_writes(table: Table, heartbeats: HeartbeatClient | None = None) -> list[str]:
     """Roll back every failed write of ``table`` (oldest first; see :func:`failed_writes`: never one
-    with a live heartbeat); returns the instants rolled back."""
+    with a live heartbeat); returns the instants rolled back. Each is logged as a WARNING: a writer died
+    (or was killed) before it could clean up."""
     done = []
     for failed in failed_writes(table, heartbeats):
-        rollback_instant(table, failed)
+        rollback_instant(table, failed, reason="its writer stopped without finishing it",
+                         log_level=logging.WARNING)
         done.append(failed.timestamp)
     if done:
         table.timeline.reload()

@@ -229,12 +229,18 @@ def _add_columns_appended(ctx: CommandContext, entry: CatalogTable, table: Table
             raise SqlAnalysisError(f"ALTER TABLE {entry.display} ADD COLUMNS: column {column.name} already exists")
         metadata = {"comment": column.comment} if column.comment else {}
         added.append(StructField(column.name, _spark_type(column.type_sql, entry), True, metadata))
-    new_schema = StructType([*current.fields, *added])
+    # Hudi AlterHoodieTableAddColumnsCommand: dataSchema ++ colsToAdd ++ partitionSchema, so the committed schema
+    # keeps the partition columns last, as the catalog does.
+    partitions = {c.lower() for c in entry.partition_columns}
+    data_fields = [f for f in current.fields if f.name.lower() not in partitions]
+    partition_fields = [f for f in current.fields if f.name.lower() in partitions]
+    new_schema = StructType([*data_fields, *added, *partition_fields])
     avro = arrow_to_avro(spark_to_arrow(new_schema), table.name)
     instant = start_write(table, WriteOperation.ALTER_SCHEMA)
     finish_write(table, instant, WriteOperation.ALTER_SCHEMA, [], avro)
     declared = {f.name.lower(): f for f in entry.schema.fields}
-    kept = StructType([declared.get(f.name.lower(), f) for f in current.fields] + added)
+    kept = StructType([declared.get(f.name.lower(), f) for f in new_schema.fields[:len(data_fields)]] + added
+                      + [declared.get(f.name.lower(), f) for f in partition_fields])
     ctx.catalog.replace_columns(entry, kept, tuple(entry.partition_columns))
 
 

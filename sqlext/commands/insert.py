@@ -1,31 +1,39 @@
 """INSERT INTO / INSERT OVERWRITE (Hudi ``InsertIntoHoodieTableCommand``).
 
-Columns are matched by position to the table's columns (meta columns hidden), or by the given column
-list; static partition values fill their columns. Values are cast to the table types with Spark's store
-assignment; a count or type mismatch is an error naming the table and column.
+Columns are matched by position to the table's columns in the catalog's order (DESCRIBE's: data columns, then
+partition columns; meta columns hidden), by name when the query's column names are exactly the table's (Hudi's
+alignment), or by the given column list / BY NAME; static partition values fill their columns, cast to the
+column types. Values are cast to the table types with Spark's store assignment; a count or type mismatch is an
+error naming the table and columns (in the catalog's order).
 
-Operation: ``hoodie.datasource.write.operation`` if set; INSERT OVERWRITE → ``insert_overwrite`` (the
-partitions named statically or, in dynamic mode, the partitions written) or ``insert_overwrite_table``;
-otherwise ``hoodie.spark.sql.insert.into.operation``, and when that is unset ``upsert`` for a table with
-a primary key and a precombine field (Hudi 0.14–1.0 behaviour), else ``insert``.
+Operation and duplicate rules: :mod:`sqlext.commands.insert_mode` (Hudi 0.15's deduction).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DecimalType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+)
 from pyspark.sql.utils import AnalysisException
 
 from engine.config import WriteConfig
 from engine.formats.avro_schema import META_FIELDS
 from engine.spark.schema import table_data_schema
 from engine.spark.writer import write_dataframe
-from engine.table import Table
 from engine.write.operation import WriteOperation
 from sqlext.catalog import CatalogTable, declared_narrow_types
+from sqlext.commands.insert_mode import InsertTarget, deduce_insert
 from sqlext.commands.options import write_options
 from sqlext.commands.partitions import literal_value, partition_path_from_values
 from sqlext.commands.post_commit import after_write
@@ -36,56 +44,7 @@ from sqlext.parser.statements import InsertInto
 if TYPE_CHECKING:
     from sqlext.commands.context import CommandContext
 
-
-INSERT_INTO_OPERATIONS = ("insert", "upsert", "bulk_insert")
-"""Values of ``hoodie.spark.sql.insert.into.operation``."""
-
-INSERT_MODES = ("upsert", "strict", "non-strict")
-"""Values of ``hoodie.sql.insert.mode`` (Hudi ``InsertMode``)."""
-
-
-def choose_operation(table: Table, options: dict[str, str], overwrite: bool, whole_table: bool) -> WriteOperation:
-    """The write operation of an INSERT statement, as Hudi 0.14's ``ProvidesHoodieConfig`` deduces it (see
-    module doc). The older settings ``hoodie.sql.insert.mode`` and ``hoodie.sql.bulk.insert.enable`` are
-    honoured when set: ``strict`` and ``non-strict`` insert (``strict`` also sets
-    ``hoodie.datasource.insert.dup.policy=fail`` in ``options``), bulk insert needs ``non-strict`` on a table
-    with a primary key.
-
-    Raises:
-        SqlAnalysisError: an unknown value of one of these keys, or bulk insert refused as Hudi refuses it.
-    """
-    explicit = options.get(WriteConfig.OPERATION.key)
-    if explicit:
-        return WriteOperation.parse(explicit)
-    if overwrite:
-        return WriteOperation.INSERT_OVERWRITE_TABLE if whole_table else WriteOperation.INSERT_OVERWRITE
-    mode = options.get(WriteConfig.SQL_INSERT_MODE.key)
-    if mode is not None and mode.strip().lower() not in INSERT_MODES:
-        raise SqlAnalysisError(f"{WriteConfig.SQL_INSERT_MODE.key}={mode!r} for table {table.base_path}: expected "
-                               f"one of {', '.join(INSERT_MODES)}")
-    mode = mode.strip().lower() if mode else None
-    if options.get(WriteConfig.SQL_BULK_INSERT_ENABLE.key, "false").strip().lower() == "true":
-        if table.record_key_fields and mode != "non-strict":
-            raise SqlAnalysisError(f"Table with primaryKey can not use bulk insert in {mode or 'upsert'} mode "
-                                   f"(table {table.base_path}; set {WriteConfig.SQL_INSERT_MODE.key}=non-strict)")
-        return WriteOperation.BULK_INSERT
-    if mode == "strict":
-        options.setdefault(WriteConfig.INSERT_DUP_POLICY.key, "fail")
-        return WriteOperation.INSERT
-    if mode == "non-strict":
-        return WriteOperation.INSERT
-    configured = options.get(WriteConfig.SQL_INSERT_INTO_OPERATION.key)
-    if configured:
-        if configured.strip().lower() not in INSERT_INTO_OPERATIONS:
-            raise SqlAnalysisError(f"{WriteConfig.SQL_INSERT_INTO_OPERATION.key}={configured!r} for table "
-                                   f"{table.base_path}: expected one of {', '.join(INSERT_INTO_OPERATIONS)}")
-        return WriteOperation.parse(configured)
-    if mode is None and table.record_key_fields and table.precombine_field:
-        return WriteOperation.UPSERT
-    if mode == "upsert" and table.record_key_fields:
-        return WriteOperation.UPSERT
-    return WriteOperation.INSERT
-
+logger = logging.getLogger(__name__)
 
 def _spark_name(entry: CatalogTable) -> str:
     """The table as Spark names it in its errors: `spark_catalog`.`db`.`t`."""
@@ -112,46 +71,122 @@ def _unresolved_error(entry: CatalogTable, name: str, table_columns: list[str]) 
         f"be resolved. Did you mean one of the following? [{suggestions}]. (INSERT INTO {entry.display})")
 
 
+def catalog_ordered(entry: CatalogTable, schema: StructType) -> list[str]:
+    """The table's data columns in the catalog's order: the order DESCRIBE, SHOW CREATE TABLE and ``SELECT *``
+    show (Hudi's ``tableSchemaWithoutMetaFields``: data columns, then partition columns), which positional
+    INSERT follows. Columns of the table schema the catalog lacks come after the catalog's data columns,
+    before its partition columns."""
+    by_lower = {f.name.lower(): f.name for f in schema.fields}
+    ordered = [by_lower[f.name.lower()] for f in entry.schema.fields
+               if f.name not in META_FIELDS and f.name.lower() in by_lower]
+    partitions = {c.lower() for c in entry.partition_columns}
+    listed = {c.lower() for c in ordered}
+    extra = [f.name for f in schema.fields if f.name.lower() not in listed]
+    if extra:
+        cut = next((i for i, c in enumerate(ordered) if c.lower() in partitions), len(ordered))
+        ordered[cut:cut] = extra
+    return ordered
+
+
+def _by_name_targets(data_names: list[str], expected: list[str]) -> list[str] | None:
+    """Hudi ``InsertIntoHoodieTableCommand.coerceQueryOutputColumns``: the query's output is first resolved by
+    name (Spark's ``resolveOutputColumns(byName = true)``), and only when that fails by position. By name
+    succeeds when every expected column is named exactly once by the query (case-insensitively) and the query
+    names nothing else; the result is the target column of each query column."""
+    if len(data_names) != len(expected):
+        return None
+    lowered = {c.lower(): c for c in expected}
+    names = [n.lower() for n in data_names]
+    if len(set(names)) != len(names) or set(names) != set(lowered):
+        return None
+    return [lowered[n] for n in names]
+
+
+def scala_type_name(dtype: DataType) -> str:
+    """Scala's ``DataType.toString`` (``IntegerType``, ``DecimalType(10,2)``, ``ArrayType(StringType,true)``),
+    as Hudi's messages print types."""
+    if isinstance(dtype, ArrayType):
+        return f"ArrayType({scala_type_name(dtype.elementType)},{str(dtype.containsNull).lower()})"
+    if isinstance(dtype, MapType):
+        return (f"MapType({scala_type_name(dtype.keyType)},{scala_type_name(dtype.valueType)},"
+                f"{str(dtype.valueContainsNull).lower()})")
+    if isinstance(dtype, StructType):
+        return f"StructType({','.join(scala_field(f) for f in dtype.fields)})"
+    if isinstance(dtype, DecimalType):
+        return f"DecimalType({dtype.precision},{dtype.scale})"
+    text = repr(dtype)
+    return text[:-2] if text.endswith("()") else text
+
+
+def scala_field(f: StructField) -> str:
+    """Scala's ``StructField.toString``: ``StructField(name,IntegerType,true)``."""
+    return f"StructField({f.name},{scala_type_name(f.dataType)},{str(f.nullable).lower()})"
+
+
+def _schema_mismatch(entry: CatalogTable, schema: StructType, order: list[str], source: list[StructField],
+                     static: dict[str, str], column: str, given: DataType) -> SqlAnalysisError:
+    """Hudi ``InsertIntoHoodieTableCommand.validate``'s refusal of a query whose output cannot be cast to the
+    table's columns: both schemas in full, the table's in the catalog's order, the query's followed by its
+    static partition columns."""
+    declared = {f.name.lower(): f for f in entry.schema.fields}
+    by_name = {f.name: f for f in schema.fields}
+    table_fields = [declared.get(name.lower(), by_name[name]) for name in order]
+    query_fields = [*source, *(StructField(name, StringType(), True) for name in static)]
+    return SqlAnalysisError(
+        f"Expected table's schema: [{', '.join(scala_field(f) for f in table_fields)}], query's output (including "
+        f"static partition values): [{', '.join(scala_field(f) for f in query_fields)}] (INSERT INTO "
+        f"{entry.display}: column {column} is {by_name[column].dataType.simpleString()} but the query gives "
+        f"{given.simpleString()})")
+
+
 def aligned_frame(
     entry: CatalogTable, schema: StructType, query: DataFrame, columns: list[str] | None,
     static: dict[str, str], by_name: bool = False,
 ) -> DataFrame:
-    """``query`` with its columns renamed and cast to the table's columns (static partition values filled).
+    """``query`` with its columns renamed and cast to the table's columns (static partition values filled),
+    in the table schema's order.
 
-    Columns are matched by position (Spark's and Hudi's ``INSERT INTO t SELECT ...``), by the column list
-    ``INSERT INTO t (c1, c2) ...``, or by name with ``BY NAME``. Query columns may share a name (``SELECT 1, 1``).
+    Columns are matched by the column list ``INSERT INTO t (c1, c2) ...``, by name with ``BY NAME``, by name
+    when the query's column names are exactly the expected columns in another order (Hudi aligns such a query
+    by name), else by position in the catalog's column order (:func:`catalog_ordered`). Query columns may share
+    a name (``SELECT 1, 1``).
 
     Raises:
         SqlAnalysisError: column count mismatch (Spark's ``INSERT_COLUMN_ARITY_MISMATCH``), unknown column
             (``UNRESOLVED_COLUMN``), or a value whose type cannot be stored in its column.
     """
-    table_columns = [f.name for f in schema.fields]
-    lowered = {c.lower(): c for c in table_columns}
+    order = catalog_ordered(entry, schema)
+    lowered = {c.lower(): c for c in order}
     data_names = list(query.columns)
     positional = [f"__sqlext_c{i}" for i in range(len(data_names))]
-    source_types = [f.dataType for f in query.schema.fields]
+    source_fields = list(query.schema.fields)
+    source_types = [f.dataType for f in source_fields]
     query = query.toDF(*positional)  # unaliased literals may repeat a name: address columns by position
     if by_name and columns is None:
         columns = data_names
     if columns is not None:
         for c in columns:
             if c.lower() not in lowered:
-                raise _unresolved_error(entry, c, table_columns)
+                raise _unresolved_error(entry, c, order)
         targets = [lowered[c.lower()] for c in columns]
     else:
-        targets = [c for c in table_columns if c not in static]
+        targets = [c for c in order if c not in static]
+        targets = _by_name_targets(data_names, targets) or targets
     if len(data_names) != len(targets):
-        raise _arity_error(entry, targets, data_names)
+        raise _arity_error(entry, [c for c in order if c not in static] if columns is None else targets,
+                           data_names)
     by_target = dict(zip(targets, range(len(targets)), strict=True))
     types = {f.name: f.dataType for f in schema.fields}
-    for target, index in by_target.items():
+    for target in order:
+        if target not in by_target:
+            continue
+        index = by_target[target]
         if not _assignable(source_types[index], types[target]):
-            raise SqlAnalysisError(
-                f"Cannot write to {entry.display}: column {target} is {types[target].simpleString()} but the "
-                f"query gives {source_types[index].simpleString()}")
+            raise _schema_mismatch(entry, schema, order, source_fields, static, target, source_types[index])
     narrow = declared_narrow_types(entry, schema)
     projected: list[Column] = []
-    for name in table_columns:
+    for f in schema.fields:
+        name = f.name
         if name in static:
             expr = F.lit(static[name])
         elif name in by_target:
@@ -224,13 +259,21 @@ def insert_into(ctx: CommandContext, stmt: InsertInto) -> DataFrame:
             or spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static") or "static").upper()
     all_static = bool(table.partition_fields) and len(static) == len(table.partition_fields)
     whole_table = not table.partition_fields or (mode == "STATIC" and not static)
-    operation = choose_operation(table, options, stmt.overwrite, whole_table)
-    if table.record_key_fields and table.precombine_field:
-        # Hudi ProvidesHoodieConfig.buildHoodieInsertConfig: an INSERT into a table with a primary key and a
-        # precombine field de-duplicates its rows by key (the greatest ordering value wins) unless told not to.
-        options.setdefault(WriteConfig.COMBINE_BEFORE_INSERT.key, "true")
+    target = InsertTarget(
+        table=entry.display, has_primary_key=bool(table.record_key_fields),
+        precombine_field=table.precombine_field or "", partitioned=bool(table.partition_fields),
+        copy_on_write=table.table_type.upper() == "COPY_ON_WRITE",
+        overwrite_table=stmt.overwrite and whole_table, overwrite_partition=stmt.overwrite and not whole_table)
+    decision = deduce_insert(options, target)
+    decision.apply(options)
+    operation = WriteOperation.parse(decision.operation)
+    logger.info("INSERT into %s: operation %s, %s", entry.display, operation.value,
+                {k: options[k] for k in (*decision.overrides, *decision.defaults)})
     overwrite_partitions = None
     if operation is WriteOperation.INSERT_OVERWRITE and all_static:
-        overwrite_partitions = [partition_path_from_values(table, static)]
+        # the static values as Spark casts them to the partition columns' types
+        typed = {f.name: f.dataType for f in schema.fields}
+        static_row = spark.range(1).select(*[F.lit(v).cast(typed[c]).alias(c) for c, v in static.items()])
+        overwrite_partitions = [partition_path_from_values(table, static_row.toArrow())]
     metrics = write_dataframe(spark, table, df, operation, options, overwrite_partitions=overwrite_partitions)
     return after_write(ctx, entry, table, options, metrics)

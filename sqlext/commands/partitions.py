@@ -66,14 +66,18 @@ def _check_columns(table: Table, spec: Mapping[str, str | None], display: str) -
     return resolved
 
 
-def partition_path_from_values(table: Table, values: Mapping[str, str]) -> str:
+def partition_path_from_values(table: Table, values: Mapping[str, str] | pa.Table) -> str:
     """The partition path the table's key generator gives to a row with ``values`` in its partition
-    columns (literal texts, cast to the column types)."""
+    columns: literal texts (cast to the column types here), or a one-row table of values already cast (as
+    Spark casts a static partition value, e.g. ``'2021-05-20 00:00:00'`` to a DATE)."""
     schema = table_arrow_schema(table)
-    wanted = pa.schema([f for f in schema if f.name in values])
-    raw = pa.table({name: pa.array([values[name]], pa.string()) for name in wanted.names})
+    names = values.column_names if isinstance(values, pa.Table) else list(values)
+    wanted = pa.schema([f for f in schema if f.name in names])
+    raw = values if isinstance(values, pa.Table) else pa.table(
+        {name: pa.array([values[name]], pa.string()) for name in wanted.names})
     row = conform_table(raw, wanted)
-    return str(KeyGenerator.from_config(table.config).partition_paths(row)[0].as_py())
+    # the key generator of Spark SQL's writes (SqlKeyGenerator: TIMESTAMP partition values as timestamps)
+    return str(KeyGenerator.from_config(table.config, sql_writer=True).partition_paths(row)[0].as_py())
 
 
 def partition_paths_for_spec(table: Table, spec: Mapping[str, str | None], display: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Clean procedures (Hudi ``RunCleanProcedure``, ``ShowCleansProcedure``, ``ShowCleansPlanProcedure``; SQL.md §2).
+"""Clean procedures (Hudi ``RunCleanProcedure``, ``ShowCleansProcedure``, ``ShowCleansPlanProcedure``; docs/SQL.md §2).
 
 * ``run_clean(table, schedule_in_line, clean_policy, retain_commits, hours_retained, file_versions_retained,
   trigger_strategy, trigger_max_commits, options)``: finishes pending cleans, then (``schedule_in_line``,

@@ -1,5 +1,5 @@
 """Clustering procedures (Hudi ``RunClusteringProcedure`` / ``ShowClusteringProcedure``) and the
-``RUN|SCHEDULE|SHOW CLUSTERING ON t|'path'`` statements that wrap them (SQL.md §2).
+``RUN|SCHEDULE|SHOW CLUSTERING ON t|'path'`` statements that wrap them (docs/SQL.md §2).
 
 ``run_clustering(table | path, predicate, order, show_involved_partition, op, order_strategy, options,
 instants, selected_partitions, partition_regex_pattern, limit)``:

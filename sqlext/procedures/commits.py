@@ -1,6 +1,6 @@
 """Commit-inspection procedures, as Hudi 0.14/0.15 defines them (``ShowCommitsProcedure``,
 ``ShowCommitFilesProcedure``, ``ShowCommitPartitionsProcedure``, ``ShowCommitWriteStatsProcedure``,
-``ShowCommitExtraMetadataProcedure``, ``CommitsCompareProcedure``; SQL.md §2).
+``ShowCommitExtraMetadataProcedure``, ``CommitsCompareProcedure``; docs/SQL.md §2).
 
 Every procedure reads the active timeline only: ``show_commits[_metadata]`` lists completed ``commit``,
 ``deltacommit`` and ``replacecommit`` instants newest first (a completed compaction is a ``commit``); the

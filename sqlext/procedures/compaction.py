@@ -1,5 +1,5 @@
 """Compaction procedures (Hudi ``RunCompactionProcedure`` / ``ShowCompactionProcedure``) and the
-``SCHEDULE|RUN|SHOW COMPACTION ON t|'path'`` statements that wrap them (SQL.md §1.11, §2).
+``SCHEDULE|RUN|SHOW COMPACTION ON t|'path'`` statements that wrap them (docs/SQL.md §1.11, §2).
 
 ``run_compaction(op => 'schedule' | 'execute' | 'scheduleAndExecute' | 'run', table | path, timestamp,
 options)``: *schedule* writes a plan when the trigger strategy asks for one (as Hudi; pass e.g.

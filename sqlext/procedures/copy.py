@@ -1,5 +1,5 @@
 """Copying a table's rows out, and marker cleanup (Hudi ``CopyToTempViewProcedure``, ``CopyToTableProcedure``,
-``DeleteMarkerProcedure``; SQL.md §2).
+``DeleteMarkerProcedure``; docs/SQL.md §2).
 
 * ``copy_to_temp_view(table, query_type, view_name, begin_instance_time, end_instance_time, as_of_instant,
   replace, global)`` → ``status`` 0: the table read as a snapshot (optionally as of an instant), incrementally

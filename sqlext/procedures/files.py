@@ -1,4 +1,4 @@
-"""File procedures (Hudi ``ShowFileStatusProcedure``, ``ShowFsPathDetailProcedure``; SQL.md §2).
+"""File procedures (Hudi ``ShowFileStatusProcedure``, ``ShowFsPathDetailProcedure``; docs/SQL.md §2).
 
 * ``show_file_status(table, partition, file)`` → ``status, action, instant, timeline, full_path``: whether a
   data file of the table was deleted and by what, as Hudi looks for it: the completed cleans of the active

@@ -1,5 +1,5 @@
 """File-system views and statistics (Hudi ``ShowFileSystemViewProcedure``, ``StatsWriteAmplificationProcedure``,
-``StatsFileSizeProcedure``, ``ShowInvalidParquetProcedure``; SQL.md §2).
+``StatsFileSizeProcedure``, ``ShowInvalidParquetProcedure``; docs/SQL.md §2).
 
 * ``show_fsview_all(table, max_instant, include_max, include_in_flight, exclude_compaction, limit, path_regex)``:
   every file slice → ``partition, file_id, base_instant, data_file, data_file_size, num_delta_files,

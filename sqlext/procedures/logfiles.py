@@ -1,5 +1,5 @@
 """Log file procedures (Hudi ``ShowHoodieLogFileMetadataProcedure``, ``ShowHoodieLogFileRecordsProcedure``;
-SQL.md §2).
+docs/SQL.md §2).
 
 ``log_file_path_pattern`` is a Hadoop glob (``*``, ``?``, ``[...]``, ``{a,b}``) of log files; paths under
 ``.hoodie`` (the metadata table, the archived timeline) and partition metafiles are left out, as Hudi's

@@ -1,5 +1,5 @@
 """Partition procedures (Hudi ``DropPartitionProcedure``, ``TruncateTableProcedure``, ``RunTTLProcedure`` with
-``KeepByTimeStrategy`` / ``KeepByCreationTimeStrategy``; Hudi 1.0 procedures, not in 0.14/0.15; SQL.md §2).
+``KeepByTimeStrategy`` / ``KeepByCreationTimeStrategy``; Hudi 1.0 procedures, not in 0.14/0.15; docs/SQL.md §2).
 
 * ``drop_partition(table, partition)`` → ``result`` (``Success``): a ``delete_partition`` write (one
   ``replacecommit`` replacing every file group of the partitions; the cleaner deletes the files later).

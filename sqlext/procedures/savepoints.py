@@ -1,6 +1,6 @@
 """Savepoint, restore and rollback procedures (Hudi ``CreateSavepointProcedure``, ``ShowSavepointsProcedure``,
 ``DeleteSavepointProcedure``, ``RollbackToSavepointProcedure``, ``RollbackToInstantTimeProcedure``,
-``ShowRollbacksProcedure``; SQL.md §2).
+``ShowRollbacksProcedure``; docs/SQL.md §2).
 
 * ``create_savepoint(table, commit_time, user, comments)`` → ``create_savepoint_result`` (false, with the
   reason logged, when the commit cannot be savepointed — as Hudi; an unknown commit is an error).

@@ -1,6 +1,6 @@
 """Timeline and table-config procedures: ``show_timeline`` as newer Hudi defines it
 (``ShowTimelineProcedure``, not in 0.14/0.15) and ``show_table_properties``
-(``ShowTablePropertiesProcedure``; SQL.md §2).
+(``ShowTablePropertiesProcedure``; docs/SQL.md §2).
 
 ``show_timeline`` lists every instant of the active timeline (any action, its latest state), newest first,
 with the times its requested, inflight and completed files were written (``MM-dd HH:mm:ss``, local time, as

@@ -194,3 +194,62 @@ def test_pyhive_time_travel_and_table_functions(server: int, synced_table: str) 
                                   "ORDER BY id")
     assert changed == [(1, "a2"), (3, "c2"), (4, "d")]
     assert pyhive_rows(server, f"SELECT count(*) FROM hudi_query('{TABLE}', 'snapshot')") == [(4,)]
+
+
+def test_the_serve_output_names_pid_and_start_up_time_without_spark_submit_warnings(
+        server: int, serve_process: ServeProcess) -> None:
+    """What `sqlext serve --hiveconf hive.metastore.uris=...` prints: the ready line with the process id and
+    the seconds since the command started (it said "ready after 0.0 s", the wait for the port alone), and no
+    spark-submit "Ignoring non-Spark config property" although --hiveconf took effect (the tables above come
+    from the remote metastore)."""
+    log = serve_process.log_path.read_text(errors="replace")
+    ready = re.search(r"^JDBC server ready: jdbc:hive2://127\.0\.0\.1:(\d+)/default \(pid (\d+), started in "
+                      r"(\d+\.\d) s\)$", log, re.MULTILINE)
+    assert ready is not None, log[-3000:]
+    assert int(ready.group(1)) == server and int(ready.group(2)) == serve_process.proc.pid
+    assert float(ready.group(3)) >= 1.0  # a JVM and a Spark session were started
+    assert "Ignoring non-Spark config property" not in log, log[:3000]
+
+
+def _refusal(port: int, sql: str, run_async: bool) -> tuple[str, list[str]]:
+    """The error message and info messages (the server's stack lines) a JDBC client gets for ``sql``:
+    run synchronously (PyHive's default: the error comes with ExecuteStatement) or asynchronously (beeline's
+    way: the error comes with GetOperationStatus)."""
+    from pyhive import hive
+    from pyhive.exc import OperationalError
+    from TCLIService.ttypes import TOperationState
+
+    connection = hive.connect(host="127.0.0.1", port=port, username="x", auth="NONE")
+    try:
+        cursor = connection.cursor()
+        if not run_async:
+            with pytest.raises(OperationalError) as caught:
+                cursor.execute(sql)
+            status = caught.value.args[0].status
+            return status.errorMessage, list(status.infoMessages or [])
+        cursor.execute(sql, async_=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            response = cursor.poll()
+            if response.operationState == TOperationState.ERROR_STATE:
+                return response.errorMessage, []
+            assert response.operationState not in (TOperationState.FINISHED_STATE,
+                                                   TOperationState.CANCELED_STATE), response
+            time.sleep(0.2)
+        pytest.fail(f"no answer to {sql!r} within 120 s")
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("run_async", [False, True], ids=["sync", "async"])
+def test_a_write_over_jdbc_is_refused_in_one_line(server: int, run_async: bool) -> None:
+    """An INSERT sent by a JDBC client gets the refusal line alone: beeline showed it with ~85 lines of Java
+    stack trace (the Thrift server sends an asynchronous statement's error as the whole printed stack of any
+    exception, and a synchronous one's stack lines as info messages)."""
+    message, info = _refusal(server, f"INSERT INTO {TABLE} VALUES (9, 'z', 9, 'x')", run_async)
+    assert len(message.strip().splitlines()) == 1, message
+    assert re.match(rf"INSERT on Hudi table (spark_catalog\.)?default\.{TABLE} is not run by plain Spark SQL",
+                    message), message
+    assert "sqlext shell" in message
+    assert len(info) <= 1, info
+    assert pyhive_rows(server, f"SELECT count(*) FROM {TABLE}") == [(4,)]

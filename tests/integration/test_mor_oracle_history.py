@@ -5,7 +5,7 @@ a deltacommit that fails and is rolled back, and more writes after it.
 After every step: our snapshot (``spark.read.format("hudi")`` through SQL) equals a Python model and what
 hudi-rs reads; our read-optimized query equals hudi-rs's read-optimized read; time travel to every earlier
 commit and incremental reads of every commit range agree between both readers. hudi-rs 0.5 does not merge a
-slice on a pending compaction with the previous one (FORMAT.md §9.3.12), so while a compaction is pending
+slice on a pending compaction with the previous one (docs/FORMAT.md §9.2), so while a compaction is pending
 only our reader is checked against the model.
 """
 

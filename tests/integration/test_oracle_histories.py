@@ -73,7 +73,7 @@ def run_step(session: Session, name: str, model: Model, step: tuple[object, ...]
             USING (SELECT * FROM VALUES {source} AS s(id, name, v, ts, p, gone)) AS s
             ON t.id = s.id
             WHEN MATCHED AND s.gone THEN DELETE
-            WHEN MATCHED THEN UPDATE SET id = s.id, name = s.name, v = s.v, ts = s.ts, p = s.p
+            WHEN MATCHED AND NOT s.gone THEN UPDATE SET id = s.id, name = s.name, v = s.v, ts = s.ts, p = s.p
             WHEN NOT MATCHED AND NOT s.gone THEN INSERT (id, name, v, ts, p) VALUES (s.id, s.name, s.v, s.ts, s.p)""")
         stored = {r[0] for r in model.rows.values()}
         model.delete_ids({i for i in deletes if i in stored})

@@ -1,4 +1,4 @@
-"""Every table Apache Hudi wrote (``shared/fixtures/hudi-written``: copy-on-write and merge-on-read; Avro and
+"""Every table Apache Hudi wrote (``tests/fixtures/hudi-written``: copy-on-write and merge-on-read; Avro and
 parquet log blocks; rollback; overwrite; complex, timestamp and non-partitioned key generators; no meta
 fields; empty), read through ``spark.read.format("hudi")``, returns the rows hudi-rs returns — snapshot,
 read-optimized, time travel and incremental queries.

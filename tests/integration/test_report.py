@@ -10,6 +10,7 @@ import re
 import shutil
 import struct
 import subprocess
+import uuid
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -127,14 +128,21 @@ def pixels_of(image: np.ndarray, hex_color: str) -> int:
     return int(np.all(image == np.array(rgb, dtype=np.uint8), axis=2).sum())
 
 
+@pytest.fixture(scope="module")
+def mor_table(session: Session) -> tuple[str, Path]:
+    """The merge-on-read table of :func:`build_table`, built once for this module's tests: (name, base path)."""
+    name = f"report_mor_{uuid.uuid4().hex[:8]}"
+    build_table(session, name)
+    entry = session.catalog.lookup_name(name)
+    assert entry is not None
+    return name, Path(entry.location)
+
+
 @pytest.mark.spark
 @pytest.mark.slow
-def test_report_of_a_merge_on_read_table(session: Session, table_name: str, tmp_path: Path,
+def test_report_of_a_merge_on_read_table(session: Session, mor_table: tuple[str, Path], tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    build_table(session, table_name)
-    entry = session.catalog.lookup_name(table_name)
-    assert entry is not None
-    base = Path(entry.location)
+    table_name, base = mor_table
     out = tmp_path / "report.html"
     assert main(["report", str(base), "--out", str(out), "--conf", f"hoodie.parquet.small.file.limit={MIB}"]) == 0
     assert capsys.readouterr().out == f"{out}\n"
@@ -201,12 +209,18 @@ def test_report_of_a_merge_on_read_table(session: Session, table_name: str, tmp_
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"no Hudi table 'nope_{table_name}'" in err
 
-    if CHROMIUM is not None:
-        check_in_browser(out, html, tmp_path)
 
-
-def check_in_browser(page: Path, html: str, tmp_path: Path) -> None:
+@pytest.mark.spark
+@pytest.mark.slow
+@needs_chromium
+def test_report_of_a_merge_on_read_table_in_browser(mor_table: tuple[str, Path], tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """The DOM Chromium builds keeps every mark; the screenshot has the charts' colours."""
+    _, base = mor_table
+    page = tmp_path / "report.html"
+    assert main(["report", str(base), "--out", str(page), "--conf", f"hoodie.parquet.small.file.limit={MIB}"]) == 0
+    capsys.readouterr()
+    html = page.read_text(encoding="utf-8")
     dumped = chromium(tmp_path, "--dump-dom", page.as_uri())
     assert dumped.returncode == 0, dumped.stderr[-2000:]
     dom = dumped.stdout

@@ -127,29 +127,29 @@ def test_insert_modes_and_duplicate_policy(session: Session, table_name: str) ->
         with pytest.raises(Exception, match=f"{key}='bogus'"):
             run(f"INSERT INTO {table_name} VALUES (5, 'a5', 1000)", **{key: value})
     with pytest.raises(SqlAnalysisError, match="Table with primaryKey can not use bulk insert in upsert mode"):
-        run(f"INSERT INTO {table_name} VALUES (5, 'a5', 1000)", **{"hoodie.sql.bulk.insert.enable": "true"})
+        run(f"INSERT INTO {table_name} VALUES (5, 'a5', 1000)",
+            **{"hoodie.sql.bulk.insert.enable": "true", "hoodie.sql.insert.mode": "upsert"})
     run(f"INSERT INTO {table_name} VALUES (5, 'a5', 1000)",
         **{"hoodie.sql.bulk.insert.enable": "true", "hoodie.sql.insert.mode": "non-strict"})
     assert rows(session, f"SELECT id FROM {table_name}") == [(1,), (2,), (3,), (4,), (5,)]
 
 
-def test_inserts_into_a_small_file_merge_by_key_unless_duplicates_are_allowed(session: Session,
-                                                                             table_name: str) -> None:
-    """The insert operation routes new rows into the small base file: by default (Hudi HoodieMergeHandle) a key
-    already stored there is replaced; with hoodie.merge.allow.duplicate.on.inserts=true (HoodieConcatHandle) both
-    copies stay."""
+def test_inserts_into_a_small_file_keep_duplicates_unless_told_not_to(session: Session, table_name: str) -> None:
+    """The insert operation routes new rows into the small base file: by default (Hudi 0.14+,
+    hoodie.merge.allow.duplicate.on.inserts=true, HoodieConcatHandle) a key already stored there stays and the new
+    row is added beside it; with the setting false (HoodieMergeHandle) the stored row is replaced."""
     session.sql(f"CREATE TABLE {table_name} (id INT, name STRING, ts BIGINT) USING hudi "
                 "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', "
                 "'hoodie.spark.sql.insert.into.operation' = 'insert')")
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a1', 1000), (2, 'a2', 1000)")
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'b1', 1001)")
-    assert rows(session, f"SELECT id, name FROM {table_name}") == [(1, "b1"), (2, "a2")]
-    session.spark.conf.set("hoodie.merge.allow.duplicate.on.inserts", "true")
+    assert rows(session, f"SELECT id, name FROM {table_name}") == [(1, "a1"), (1, "b1"), (2, "a2")]
+    session.spark.conf.set("hoodie.merge.allow.duplicate.on.inserts", "false")
     try:
-        session.sql(f"INSERT INTO {table_name} VALUES (1, 'c1', 1002), (3, 'a3', 1000)")
+        session.sql(f"INSERT INTO {table_name} VALUES (2, 'c2', 1002), (3, 'a3', 1000)")
     finally:
         session.spark.conf.unset("hoodie.merge.allow.duplicate.on.inserts")
-    expected = [(1, "b1"), (1, "c1"), (2, "a2"), (3, "a3")]
+    expected = [(1, "a1"), (1, "b1"), (2, "c2"), (3, "a3")]
     assert rows(session, f"SELECT id, name FROM {table_name}") == expected
     assert sorted((r["id"], r["name"]) for r in hudi_rs_rows(location(session, table_name))) == expected
     files = {r[0] for r in session.sql(f"SELECT _hoodie_file_name FROM {table_name}").collect()}

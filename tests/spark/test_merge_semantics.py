@@ -1,10 +1,11 @@
-"""MERGE INTO semantics of Hudi's MergeIntoHoodieTableCommand + ExpressionPayload (issue 12, item 3), and
+"""MERGE INTO semantics of Hudi 0.15's MergeIntoHoodieTableCommand + ExpressionPayload (issues 12 and 30), and
 UPDATE's assignment rules; every change is read back with the hudi-rs oracle.
 
-Behaviours from Hudi's dml suites: TestMergeIntoTable (source without alias, extra ON predicates, ordering
-on COW, partial updates with casts, delete clause, validations), TestMergeIntoTable2 (clause conditions,
-partition change with a global index, record key from a source expression), TestUpdateTable (record key /
-partition assignment refused). Beyond Hudi: clauses in written order, WHEN NOT MATCHED BY SOURCE.
+Behaviours from Hudi's dml suites: TestMergeIntoTable (source without alias, ordering on COW, partial updates
+with casts, delete clause, validations), TestMergeIntoTableWithNonRecordKeyField (the record key decides a
+match, extra ON equalities play no part), TestMergeIntoTable2 (clause conditions, partition change with a
+global index), TestUpdateTable (record key / partition assignment refused). Beyond Hudi: WHEN NOT MATCHED BY
+SOURCE. More of Hudi's suites, statement by statement: test_merge_hudi_suites.py.
 """
 
 from __future__ import annotations
@@ -56,21 +57,24 @@ def create(session: Session, name: str, kind: str, *, partitioned: bool = False,
 
 
 @pytest.mark.parametrize("kind", [pytest.param("cow", marks=pytest.mark.extended), "mor"])
-def test_whole_on_condition_restricts_the_match(session: Session, table_name: str, kind: str) -> None:
+def test_the_record_key_decides_a_match(session: Session, table_name: str, kind: str) -> None:
     create(session, table_name, kind, partitioned=True)
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 10.0, 1, 'x'), (2, 'b', 20.0, 1, 'x'), "
                 "(3, 'c', 30.0, 1, 'x')")
     session.sql("CREATE OR REPLACE TEMPORARY VIEW ms_src AS SELECT * FROM VALUES "
                 "(1, 'a2', 11.0, 2L, 'y'), (2, 'b2', 22.0, 2L, 'x') AS v(id, name, price, ts, dt)")
-    # id 1 is stored in x, the source says y: the extra predicate fails, nothing moves
+    # id 1 is stored in x, the source says y: the (non-global) index looks it up in y only, so it is not
+    # matched (and there is no INSERT clause); id 2 is matched in x (Hudi TestMergeIntoTable2 "create empty
+    # partitions": no partition y appears)
     session.sql(f"MERGE INTO {table_name} t USING ms_src s ON t.id = s.id AND t.dt = s.dt "
                 "WHEN MATCHED THEN UPDATE SET *")
     expected = [(1, "a", 10.0, "x"), (2, "b2", 22.0, "x"), (3, "c", 30.0, "x")]
     assert rows(session, f"SELECT id, name, price, dt FROM {table_name}") == expected
-    # a non-key predicate on the target: only rows whose stored name is 'c' match
+    assert rows(session, f"SELECT DISTINCT _hoodie_partition_path FROM {table_name}") == [("dt=x",)]
+    # an equality on a non-key column plays no part: every stored key matches (Hudi decides by record key)
     session.sql(f"MERGE INTO {table_name} t USING (SELECT id, 'z' AS name, 3L AS ts FROM VALUES (2), (3) AS v(id)) s "
                 "ON t.id = s.id AND t.name = 'c' WHEN MATCHED THEN UPDATE SET name = s.name")
-    expected = [(1, "a", 10.0, "x"), (2, "b2", 22.0, "x"), (3, "z", 30.0, "x")]
+    expected = [(1, "a", 10.0, "x"), (2, "z", 22.0, "x"), (3, "z", 30.0, "x")]
     assert rows(session, f"SELECT id, name, price, dt FROM {table_name}") == expected
     assert oracle(session, table_name, "id", "name", "price", "dt") == expected
 
@@ -86,30 +90,35 @@ def test_source_named_by_its_table_name_and_key_from_a_source_expression(session
                 "ms_named.price, ms_named.ts)")
     expected = [(1, "a", 5.0, 2), (2, "b", 20.0, 1), (7, "new", 7.0, 2)]
     assert rows(session, f"SELECT id, name, price, ts FROM {table_name}") == expected
-    # the key side may be an expression of the source (Hudi refuses it; one clear meaning)
-    session.sql(f"MERGE INTO {table_name} t USING (SELECT 1 AS k, 3L AS ts) s ON t.id = s.k + 1 "
-                "WHEN MATCHED THEN UPDATE SET name = 'plus', ts = s.ts")
-    assert rows(session, f"SELECT id, name FROM {table_name} WHERE id = 2") == [(2, "plus")]
-    assert oracle(session, table_name, "id", "name") == [(1, "a"), (2, "plus"), (7, "new")]
+    # the key side must be a source column (or a cast of one), as Hudi requires
+    with pytest.raises(SqlAnalysisError, match="Only simple conditions of the form `t.id = s.id` are allowed on "
+                                               "the primary-key and partition path column. Found `t.id = s.k"):
+        session.sql(f"MERGE INTO {table_name} t USING (SELECT 1 AS k, 3L AS ts) s ON t.id = s.k + 1 "
+                    "WHEN MATCHED THEN UPDATE SET name = 'plus', ts = s.ts")
+    session.sql(f"MERGE INTO {table_name} t USING (SELECT 2L AS k, 3L AS ts) s ON t.id = CAST(s.k AS INT) "
+                "WHEN MATCHED THEN UPDATE SET name = 'cast', ts = s.ts")
+    assert oracle(session, table_name, "id", "name") == [(1, "a"), (2, "cast"), (7, "new")]
 
 
 @pytest.mark.parametrize("kind", ["cow", pytest.param("mor", marks=pytest.mark.extended)])
-def test_clauses_are_tried_in_written_order(session: Session, table_name: str, kind: str) -> None:
+def test_matched_rows_try_the_updates_before_the_delete(session: Session, table_name: str, kind: str) -> None:
+    """Hudi's ExpressionPayload: a matched row takes the first UPDATE clause whose condition holds, and the
+    DELETE clause only when none does, wherever the DELETE is written."""
     create(session, table_name, kind)
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 10.0, 1), (2, 'b', 20.0, 1), (3, 'c', 30.0, 1)")
     src = ("(SELECT * FROM VALUES (1, 'd', 2L), (2, 'u', 2L), (4, 'i', 2L), (5, 'skip', 2L) "
            "AS v(id, flag, ts)) s")
-    # DELETE written first wins for its rows; the unconditional UPDATE takes the rest
+    # the DELETE written first takes the rows no UPDATE clause takes
     session.sql(f"MERGE INTO {table_name} t USING {src} ON t.id = s.id "
                 "WHEN MATCHED AND s.flag = 'd' THEN DELETE "
-                "WHEN MATCHED THEN UPDATE SET name = s.flag, ts = s.ts "
+                "WHEN MATCHED AND s.flag <> 'd' THEN UPDATE SET name = s.flag, ts = s.ts "
                 "WHEN NOT MATCHED AND s.flag = 'i' THEN INSERT (id, name, price, ts) VALUES (s.id, s.flag, 0, s.ts)")
     expected = [(2, "u"), (3, "c"), (4, "i")]
     assert rows(session, f"SELECT id, name FROM {table_name}") == expected
-    # an UPDATE written before the DELETE takes every matched row (Hudi 0.14 would try DELETE after all updates)
+    # an unconditional UPDATE takes every matched row, even one the DELETE written before it would take
     session.sql(f"MERGE INTO {table_name} t USING (SELECT 2 AS id, 'd' AS flag, 3L AS ts) s ON t.id = s.id "
-                "WHEN MATCHED AND s.ts > 0 THEN UPDATE SET name = 'updated', ts = s.ts "
-                "WHEN MATCHED AND s.flag = 'd' THEN DELETE")
+                "WHEN MATCHED AND s.flag = 'd' THEN DELETE "
+                "WHEN MATCHED THEN UPDATE SET name = 'updated', ts = s.ts")
     expected = [(2, "updated"), (3, "c"), (4, "i")]
     assert rows(session, f"SELECT id, name FROM {table_name}") == expected
     assert oracle(session, table_name, "id", "name") == expected
@@ -207,7 +216,7 @@ def test_a_table_with_hudis_soft_delete_column(session: Session, table_name: str
     expected = [(2, "b", False), (3, "c", False), (4, "d", False)]
     assert rows(session, f"SELECT id, name, _hoodie_is_deleted FROM {table_name}") == expected
     assert oracle(session, table_name, "id", "name", "_hoodie_is_deleted") == expected
-    session.sql(f"MERGE INTO {table_name} t USING (SELECT 2 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE")
+    session.sql(f"MERGE INTO {table_name} t USING (SELECT 2 AS id, 3L AS ts) s ON t.id = s.id WHEN MATCHED THEN DELETE")
     assert oracle(session, table_name, "id", "name", "_hoodie_is_deleted") == expected[1:]
 
 
@@ -220,12 +229,28 @@ def test_hudi_validations_give_hudis_messages(session: Session, table_name: str)
         "WHEN MATCHED THEN DELETE": "Only one deleting action is supported in MERGE INTO statement (provided 2)",
         f"MERGE INTO {table_name} t USING {src} ON t.id = s.id WHEN NOT MATCHED THEN INSERT (name, ts) "
         "VALUES (s.name, s.ts)": "No matching assignment found for target table record key field `id`",
-        f"MERGE INTO {table_name} t USING {src} ON t.name = s.name WHEN MATCHED THEN DELETE":
-            "required to match on all primary key colums. Column: 'id' not found",
         f"MERGE INTO {table_name} t USING (SELECT 1 AS id, 2.0 AS price) s ON t.id = s.id "
         "WHEN MATCHED THEN UPDATE SET price = s.price": "Failed to resolve pre-combine field `ts` w/in the source-table",
+        # Hudi resolves the ordering field for every MERGE, deletes and inserts included
+        f"MERGE INTO {table_name} t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE":
+            "Failed to resolve pre-combine field `ts` w/in the source-table",
         f"MERGE INTO {table_name} t USING {src} ON t.id = s.id WHEN MATCHED THEN UPDATE SET nope = 1":
-            "unknown column(s) nope",
+            "UNRESOLVED_COLUMN.* `nope`",
+        f"MERGE INTO {table_name} t USING {src} ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, nope) "
+        "VALUES (s.id, 1)": "UNRESOLVED_COLUMN.* `nope`",
+        f"MERGE INTO {table_name} t USING {src} ON t.id = s.nope WHEN MATCHED THEN DELETE":
+            "UNRESOLVED_COLUMN.* `s`.`nope`",
+        f"MERGE INTO {table_name} t USING {src} ON t.id = s.id AND t.price > s.price WHEN MATCHED THEN DELETE":
+            "Currently only equality predicates are supported in MERGE INTO statement on primary key table",
+        f"MERGE INTO {table_name} t USING {src} ON t.id = s.id AND s.name = 'x' WHEN MATCHED THEN DELETE":
+            "Invalid MERGE INTO matching condition: `s.name = 'x'`: expected condition should be "
+            "'target.id = <source-column-expr>'",
+        f"MERGE INTO {table_name} t USING (SELECT 1L AS id, 2L AS ts) s ON t.id = s.id WHEN MATCHED THEN DELETE":
+            "Invalid MERGE INTO matching condition: s.id: can't cast s.id (of bigint) to int",
+        f"MERGE INTO {table_name} t USING (SELECT 1L AS id, 2L AS ts) s ON CAST(t.id AS BIGINT) = s.id "
+        "WHEN MATCHED THEN DELETE": "Invalid MERGE INTO matching condition: s.id: can't cast s.id",
+        f"MERGE INTO {table_name} t USING (SELECT 1, 'x', 1.0, 2L) s(id, name, price, ts) ON t.id = s.id "
+        "WHEN MATCHED THEN DELETE": "COLUMN_ALIASES_NOT_ALLOWED.* aliases are not allowed in MERGE",
         f"UPDATE {table_name} SET id = 2 WHERE id = 1": "Detected disallowed assignment clause in UPDATE statement "
                                                         "for record key field `id`",
     }
@@ -253,12 +278,26 @@ def test_when_not_matched_by_source(session: Session, table_name: str, kind: str
     assert oracle(session, table_name, "id", "name", "price", "ts") == expected
 
 
-def test_source_column_aliases(session: Session, table_name: str) -> None:
-    create(session, table_name, "cow")
-    sql = (f"MERGE INTO {table_name} t USING (VALUES (5, 'e', 50.0, 1004L)) s0(id, name, price, ts) "
-           "ON t.id = s0.id WHEN NOT MATCHED THEN INSERT *")
-    merge(session, sql, fallback=(f"MERGE INTO {table_name} t USING (VALUES (5, 'e', 50.0, 1004L)) s0 "
-                                  "ON t.id = s0.id WHEN NOT MATCHED THEN INSERT *"),
-          source_columns=("id", "name", "price", "ts"))
-    assert rows(session, f"SELECT id, name, price, ts FROM {table_name}") == [(5, "e", 50.0, 1004)]
-    assert oracle(session, table_name, "id", "name") == [(5, "e")]
+def test_record_key_columns_missing_from_on(session: Session, table_name: str) -> None:
+    """A record-key column ON does not name is read from the source column of its name (Hudi 0.15), unless
+    the session sets ``hoodie.spark.sql.optimized.writes.enable=true``: then ON must name every key column
+    (Hudi TestMergeIntoTableWithNonRecordKeyField "extra cond", multiple record keys)."""
+    session.sql(f"CREATE TABLE {table_name} (id INT, name STRING, price DOUBLE, ts BIGINT) USING hudi "
+                "TBLPROPERTIES (primaryKey = 'id,name', preCombineField = 'ts')")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a1', 10, 100), (2, 'a2', 20, 200), (3, 'u3', 20, 100)")
+    session.sql("CREATE OR REPLACE TEMPORARY VIEW ms_keys AS SELECT * FROM VALUES (1, 'u1', 10.0, 999L), "
+                "(3, 'u3', 30.0, 9999L), (4, 'u4', 40.0, 99999L) AS v(id, name, price, ts)")
+    sql = (f"MERGE INTO {table_name} t0 USING (SELECT * FROM ms_keys) s0 ON t0.id = s0.id "
+           "WHEN MATCHED THEN UPDATE SET id = t0.id, name = t0.name, price = t0.price, ts = s0.ts "
+           "WHEN NOT MATCHED THEN INSERT (id, name, price, ts) VALUES (s0.id, s0.name, s0.price, s0.ts)")
+    session.sql("SET hoodie.spark.sql.optimized.writes.enable = true")
+    try:
+        with pytest.raises(SqlAnalysisError, match="required to match on all primary key colum"):
+            session.sql(sql)
+    finally:
+        session.spark.conf.unset("hoodie.spark.sql.optimized.writes.enable")
+    session.sql(sql)
+    expected = [(1, "a1", 10.0, 100), (1, "u1", 10.0, 999), (2, "a2", 20.0, 200), (3, "u3", 20.0, 9999),
+                (4, "u4", 40.0, 99999)]
+    assert rows(session, f"SELECT id, name, price, ts FROM {table_name}") == expected
+    assert oracle(session, table_name, "id", "name", "price", "ts") == expected

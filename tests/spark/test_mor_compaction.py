@@ -22,7 +22,7 @@ ONE_COMMIT = "options => 'hoodie.compact.inline.max.delta.commits=1'"
 
 def state(session: Session, name: str, location: str, oracle: bool = True) -> list[tuple[int, str]]:
     """Rows as our reader sees them, and (``oracle``) as hudi-rs does. hudi-rs 0.5 does not merge a file
-    slice on a pending compaction with the previous slice (FORMAT.md §9.3.12), so while a compaction is
+    slice on a pending compaction with the previous slice (docs/FORMAT.md §9.2), so while a compaction is
     pending only our reader (which follows Java's file-system view) is checked."""
     ours = sorted((r[0], r[1]) for r in session.sql(f"SELECT id, v FROM {name}").collect())
     if oracle:

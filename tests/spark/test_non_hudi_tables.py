@@ -86,11 +86,11 @@ def test_hudi_merge_and_insert_read_any_source(session: Session, staged: str, ta
                 "WHEN MATCHED THEN UPDATE SET t.price = s.price, t.ts = 1002 "
                 "WHEN NOT MATCHED THEN INSERT (id, name, price, ts) VALUES (s.id, s.name, s.price, 1002)")
     assert rows(session, f"SELECT id, price FROM {target}") == [(1, 10.0), (2, 20.0), (3, 30.0)]
-    # a subquery, VALUES with column aliases
+    # a subquery, VALUES with column aliases (inside the subquery: Spark refuses them on the MERGE source)
     session.sql(f"MERGE INTO {target} t USING (SELECT 4 AS id, 'd' AS name, 40.0 AS price, 1003L AS ts) s "
                 "ON t.id = s.id WHEN NOT MATCHED THEN INSERT *")
-    session.sql(f"MERGE INTO {target} t USING (VALUES (5, 'e', 50.0, 1004L)) s0(id, name, price, ts) "
-                "ON t.id = s0.id WHEN NOT MATCHED THEN INSERT *")
+    session.sql(f"MERGE INTO {target} t USING (SELECT * FROM VALUES (5, 'e', 50.0, 1004L) AS v(id, name, price, ts)) "
+                "s0 ON t.id = s0.id WHEN NOT MATCHED THEN INSERT *")
     assert rows(session, f"SELECT id FROM {target}") == [(1,), (2,), (3,), (4,), (5,)]
     # INSERT from a view and a staged table
     session.sql(f"INSERT INTO {target} SELECT id + 10, name, price, ts FROM nh_src_view")

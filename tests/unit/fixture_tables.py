@@ -1,4 +1,4 @@
-"""Access to the Hudi-written fixture tables (shared/fixtures/hudi-written beside the repository) for unit tests.
+"""Access to the Hudi-written fixture tables (``tests/fixtures/hudi-written``) for unit tests.
 
 Each ``.zip`` holds one table folder (plus macOS ``__MACOSX`` junk, skipped). Tests extract into a
 temporary directory and never touch the originals.

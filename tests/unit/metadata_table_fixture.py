@@ -1,4 +1,4 @@
-"""Give a table the metadata table (MDT) Apache Hudi 0.14's Spark writer builds by default (FORMAT.md §8), by
+"""Give a table the metadata table (MDT) Apache Hudi 0.14's Spark writer builds by default (docs/FORMAT.md §8), by
 hand: ``.hoodie/metadata`` as a merge-on-read Hudi table with a ``files`` partition, and
 ``hoodie.table.metadata.partitions`` (and optionally ``...partitions.inflight``) in the data table's
 ``hoodie.properties``, written with a valid checksum."""

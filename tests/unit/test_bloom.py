@@ -278,7 +278,8 @@ def test_bad_keys_and_bad_serializations_raise() -> None:
 
 
 @pytest.mark.slow
-def test_one_million_keys_take_seconds() -> None:
+def test_one_million_keys() -> None:
+    """A million keys in one filter: its serialized size and membership (bench/bench_index.py measures speed)."""
     keys = pa.array([f"{i:08d}-7a3c1f0e-uuid-like-key{i % 10}" for i in range(1_000_000)])
     assert 30 <= len(keys[0].as_py()) <= 32
     bloom = bloom_filter_from_config(HoodieConfig())
@@ -287,6 +288,5 @@ def test_one_million_keys_take_seconds() -> None:
     text = bloom.serialize()
     elapsed = time.perf_counter() - start
     logger.info("1M-key bloom build + serialize: %.2f s", elapsed)
-    assert elapsed < 20
     assert len(text) > 431380  # two rows: 60000 + 40000 keys, then round-robin
     assert bloom.might_contain_many(keys[:1000]).all()

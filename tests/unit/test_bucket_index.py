@@ -50,7 +50,7 @@ def test_java_list_hash_is_list_hashcode() -> None:
 
 
 def test_bucket_of_a_simple_key_is_not_the_string_hash_alone() -> None:
-    # FORMAT.md §7: (31 + key.hashCode()) & MAX_VALUE, then mod.
+    # docs/FORMAT.md §7: (31 + key.hashCode()) & MAX_VALUE, then mod.
     for key in ("id1", "uuid-0001", "polygenelubricants"):
         assert bucket_id(key, ["id"], 1000) == ((31 + java_string_hash(key)) & 0x7FFFFFFF) % 1000
 

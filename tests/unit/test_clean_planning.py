@@ -4,6 +4,7 @@ removes, what it must never remove, and the clean instants it writes."""
 from __future__ import annotations
 
 import datetime
+import logging
 import os
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from engine.services.clean import (
 )
 from engine.table import Table
 from engine.timeline import COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, CommitMetadata, avro_serde
+from engine.timeline.commit_metadata import WriteStat
 from engine.timeline.instant import CLEAN, SAVEPOINT, State
 from tests.unit.synthetic_timeline import commit
 
@@ -205,3 +207,58 @@ def test_bad_settings_are_refused_by_name(tmp_path: Path) -> None:
         plan_clean(table, _conf(policy="KEEP_ALL"))
     with pytest.raises(ConfigError, match="hoodie.cleaner.commits.retained=0"):
         plan_clean(table, _conf(commits_retained="0"))
+
+
+def test_after_a_restore_the_incremental_clean_logs_no_backwards_range_and_restore_logs_no_failed_write(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from engine.services.savepoint import create_savepoint, restore_to_savepoint
+
+    table = _table(tmp_path)
+
+    def written(instants: list[str]) -> list[str]:  # versions of a-0 whose commits name their file
+        out = []
+        for ts in instants:
+            name = base_file_name("a-0", "0-0-0", ts)
+            out.append(_touch(table, name))
+            metadata = CommitMetadata(operation_type="UPSERT")
+            metadata.add_write_stat("p=1", WriteStat(file_id="a-0", path=f"p=1/{name}", num_writes=1))
+            commit(table, ts, metadata=metadata)
+        return out
+
+    paths = written(T[:5])
+    create_savepoint(table.reload(), T[2])
+    conf = _conf(commits_retained="2")
+    results, _ = run_clean(table.reload(), conf)  # retains from T[3]; T[0], T[1] go (T[2] is savepointed)
+    assert [r.earliest_commit_to_retain for r in results] == [T[3]]
+    assert not os.path.exists(paths[0]) and os.path.exists(paths[2])
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG):
+        restore_to_savepoint(table.reload(), T[2])
+    rollback_lines = [r for r in caplog.records if r.name == "engine.write.rollback"]
+    assert not os.path.exists(paths[3]) and not os.path.exists(paths[4])
+    assert len(rollback_lines) == 2 and all(r.levelno == logging.INFO for r in rollback_lines)
+    assert all("rolled back completed commit" in r.getMessage() and f"to savepoint {T[2]}" in r.getMessage()
+               for r in rollback_lines)
+    # the message of a failed write's rollback ("rolled back failed <action> ...") is not a restore's
+    assert not any("rolled back failed" in r.getMessage() for r in rollback_lines), [
+        r.getMessage() for r in rollback_lines]
+    # Now only T[0..2] remain: the earliest commit to retain (T[1]) is before the last clean's (T[3]).
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG):
+        plan = plan_clean(table.reload(), conf)
+    assert plan.earliest_instant_to_retain is not None and plan.earliest_instant_to_retain.timestamp == T[1]
+    assert plan.file_count == 0
+    messages = [r.getMessage() for r in caplog.records if r.name == "engine.services.clean"]
+    assert not any(f"[{T[3]}, {T[1]})" in m for m in messages), messages
+    assert all(r.levelno < logging.INFO for r in caplog.records if r.name == "engine.services.clean")
+    # New writes after the restore: once the earliest commit to retain passes the last clean's, the new
+    # commits' versions are cleaned again (the range runs forwards).
+    new_paths: list[str] = []
+    for _ in range(4):
+        new_paths += written([table.reload_timeline().new_instant_time()])
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG):
+        planned = _planned(table.reload(), conf)
+    # retains from new[2]: new[1] serves it, new[0] goes; the savepointed T[2] stays
+    assert planned == [os.path.basename(new_paths[0])]
+    assert any("incremental clean looks at 1 partition(s)" in r.getMessage() for r in caplog.records)

@@ -1,8 +1,8 @@
 """What running on a cluster needs of the packages (README "Running on a cluster"): imported from a zip (as
 ``--py-files`` / ``spark.submit.pyFiles`` ship them to executors) the engine still finds its bundled Avro
-schemas, so executors write and read delete blocks; and the session catalog jar builds against the Spark
-installation also under ``spark-submit``, where pyspark is imported from ``$SPARK_HOME/python/lib/pyspark.zip``
-(no ``jars/`` beside it)."""
+schemas, so executors write and read delete blocks; and under ``spark-submit``, where pyspark is imported from
+``$SPARK_HOME/python/lib/pyspark.zip`` (no ``jars/`` beside it), the shipped session catalog jar is used as is
+and a rebuild finds the Spark installation's jars."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pyspark
 import pytest
 
+from engine.spark import java_jar
 from sqlext import jvm
-from sqlext.jvm import JvmBuildError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,7 +51,8 @@ def test_catalog_builds_against_spark_home_when_pyspark_is_zipped(monkeypatch: p
     # where spark-submit's Python imports pyspark from
     monkeypatch.setattr(pyspark, "__file__", str(tmp_path / "python" / "lib" / "pyspark.zip" / "pyspark" / "__init__.py"))
     monkeypatch.setenv("SPARK_HOME", str(installed))
-    assert jvm._pyspark() == (installed, pyspark.__version__)  # what catalog_jar() compiles against
+    assert java_jar.pyspark_home() == (installed, pyspark.__version__)  # what a rebuild compiles against
     monkeypatch.delenv("SPARK_HOME")
-    with pytest.raises(JvmBuildError, match=r"no jars/ directory .*\$SPARK_HOME"):
-        jvm.catalog_jar()
+    with pytest.raises(java_jar.JavaBuildError, match=r"no jars/ directory .*\$SPARK_HOME"):
+        java_jar.pyspark_home()
+    assert jvm.catalog_jar() == jvm.CATALOG_JAR.jar  # the shipped jar needs no jars/ folder

@@ -5,6 +5,7 @@ at once with one line, dead writers are rolled back. JVM-free; fake clocks, no m
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -243,7 +244,8 @@ def test_a_live_writer_on_another_host_is_never_rolled_back(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("heartbeat", ["expired", "none", "dead local pid"])
-def test_a_dead_writer_is_rolled_back_by_the_next(tmp_path: Path, heartbeat: str) -> None:
+def test_a_dead_writer_is_rolled_back_by_the_next(tmp_path: Path, heartbeat: str,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
     table = make_table(tmp_path)
     instant_time = pending_instant(table)
     path = Path(heartbeat_path(table.storage, table.base_path, instant_time))
@@ -256,6 +258,10 @@ def test_a_dead_writer_is_rolled_back_by_the_next(tmp_path: Path, heartbeat: str
     timeline = table.timeline.reload()
     assert not timeline.pending()
     assert len(timeline.rollbacks()) == 1
+    # Another writer's failed write is worth a warning (its own clean-up is INFO, tests/unit/test_shell.py).
+    assert [r.getMessage().split(":")[0] for r in caplog.records
+            if r.name == "engine.write.rollback" and r.levelno == logging.WARNING] == [
+        f"rolled back failed commit {instant_time} of {table.base_path} (its writer stopped without finishing it)"]
     assert not path.exists()
 
 

@@ -45,7 +45,7 @@ LOG_FIXTURES = [
     "quickstart_trips_table/mor/avro/v6_trips_8i3d",
 ]
 
-# FORMAT.md §5.1: Hudi's 105-byte rollback log (v6_nonpartitioned_rollback, .log.2_1-0-1)
+# docs/FORMAT.md §5.1: Hudi's 105-byte rollback log (v6_nonpartitioned_rollback, .log.2_1-0-1)
 ROLLBACK_105 = bytes.fromhex(
     "234855444923"
     "000000000000005b"

@@ -738,7 +738,7 @@ def test_sql_parse_error_pickles_and_keeps_tabs_in_caret_line() -> None:
 # ---------------------------------------------------------------------------- the fixture scripts
 
 
-FIXTURE_SCRIPTS = sorted(FIXTURES.rglob("*.sql")) if FIXTURES.is_dir() else []
+FIXTURE_SCRIPTS = sorted(FIXTURES.rglob("*.sql"))
 
 
 @pytest.mark.parametrize("path", FIXTURE_SCRIPTS, ids=[str(p.relative_to(FIXTURES)) for p in FIXTURE_SCRIPTS])
@@ -762,8 +762,6 @@ def test_fixture_scripts_parse(path: Path) -> None:
 
 def test_fixture_nonpartitioned_schema_and_properties() -> None:
     path = FIXTURES / "sample_table/cow/v6_timebasedkeygen_nonhivestyle.sql"
-    if not path.exists():
-        pytest.skip("fixture scripts not available")
     create = parse_statement(split_statements(path.read_text())[0].text)
     assert isinstance(create, CreateTable)
     types = {c.name: c.type_sql for c in create.columns}
@@ -802,8 +800,6 @@ def test_fixture_nonpartitioned_schema_and_properties() -> None:
 
 def test_fixture_update_delete_and_call() -> None:
     base = FIXTURES / "quickstart_trips_table/mor/avro"
-    if not base.is_dir():
-        pytest.skip("fixture scripts not available")
     update = parse_statement(split_statements((base / "v6_trips_8i1u.sql").read_text())[2].text)
     assert update == UpdateTable(
         TableIdent(None, "v6_trips_8i1u"), None, (("fare", "25.0"),), "rider = 'rider-D'"

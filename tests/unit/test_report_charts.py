@@ -259,3 +259,30 @@ def test_cli_errors_name_the_table(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main([table.base_path, "--out", str(tmp_path / "no" / "dir" / "x.html")]) == 1
     assert "No such file or directory" in capsys.readouterr().err
     assert main([]) == 2
+
+
+def test_a_savepoint_row_says_how_long_the_savepoint_took_not_since_its_commit(tmp_path: Path) -> None:
+    """`sqlext report` said "took 18.1 s" for a savepoint call of 0.38 s: a savepoint's instant time is the
+    commit it keeps. Its time runs from its inflight file to its completed file."""
+    import re
+
+    from engine.services.savepoint import create_savepoint
+
+    table = Table.create(str(tmp_path / "t"), {"hoodie.table.name": "t"})
+    commit(table, "20240101120000000")
+    create_savepoint(table.reload(), "20240101120000000")
+    meta = tmp_path / "t" / ".hoodie"
+    commit_done = 1_704_110_401.0  # 1 s after the commit's instant time (UTC)
+    os.utime(meta / "20240101120000000.commit", (commit_done, commit_done))
+    os.utime(meta / "20240101120000000.savepoint.inflight", (commit_done + 17.5, commit_done + 17.5))
+    os.utime(meta / "20240101120000000.savepoint", (commit_done + 17.875, commit_done + 17.875))
+    report = collect(table.reload())
+    savepoint = next(s for s in report.recent if s.kind == "savepoint")
+    assert savepoint.duration == "375 ms"
+    page = render(report)
+    row = re.search(r"<tr[^>]*>(?:(?!</tr>).)*savepoint(?:(?!</tr>).)*</tr>", page, re.DOTALL)
+    assert row is not None
+    assert "<td class=\"took\">375 ms</td>" in row.group(0) and "17.9 s" not in row.group(0)
+    entry = next(e for e in report.timeline if e.kind == "savepoint")
+    assert entry.completed_at is None  # no duration bar from the commit's time on the chart
+    assert "completed after 17" not in page

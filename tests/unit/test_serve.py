@@ -14,6 +14,7 @@ from sqlext.serve import (
     hiveconf_settings,
     jdbc_url,
     main,
+    ready_line,
     server_conf,
     wait_for_port,
 )
@@ -25,17 +26,19 @@ def test_jdbc_url() -> None:
 
 
 def test_hiveconf_reaches_the_hadoop_configuration() -> None:
+    # Only spark.* keys: spark-submit (which PySpark starts with every builder conf) warns "Ignoring
+    # non-Spark config property" for any other key.
     settings = hiveconf_settings([("hive.metastore.uris", "thrift://h:9083"), ("spark.x", "1")])
-    assert settings == {"hive.metastore.uris": "thrift://h:9083",
-                        "spark.hadoop.hive.metastore.uris": "thrift://h:9083", "spark.x": "1"}
+    assert settings == {"spark.hadoop.hive.metastore.uris": "thrift://h:9083", "spark.x": "1"}
 
 
 def test_server_conf_sets_single_session_port_and_host_last() -> None:
     conf = server_conf("0.0.0.0", 10001, {"hive.server2.thrift.port": "1", "k": "v"},
                        [("hive.metastore.uris", "thrift://h:9083")])
     assert conf["spark.sql.hive.thriftServer.singleSession"] == "true"
-    assert conf["hive.server2.thrift.port"] == conf["spark.hadoop.hive.server2.thrift.port"] == "10001"
-    assert conf["hive.server2.thrift.bind.host"] == "0.0.0.0"
+    assert conf["spark.hadoop.hive.server2.thrift.port"] == "10001"
+    assert conf["spark.hadoop.hive.server2.thrift.bind.host"] == "0.0.0.0"
+    assert "hive.server2.thrift.port" not in conf and "hive.metastore.uris" not in conf
     assert conf["spark.hadoop.hive.metastore.uris"] == "thrift://h:9083"
     assert conf["k"] == "v"
     assert conf["spark.ui.showConsoleProgress"] == "false"
@@ -85,3 +88,8 @@ def test_busy_port_fails_before_starting_a_session(capsys: pytest.CaptureFixture
 def test_shell_dispatches_serve(capsys: pytest.CaptureFixture[str]) -> None:
     assert shell.main(["serve", "--port", "0"]) == 1
     assert "port must be between 1 and 65535" in capsys.readouterr().err
+
+
+def test_the_ready_line_names_the_pid_and_the_start_up_time() -> None:
+    assert ready_line("jdbc:hive2://127.0.0.1:10000/default", 4242, 21.34) == (
+        "JDBC server ready: jdbc:hive2://127.0.0.1:10000/default (pid 4242, started in 21.3 s)\n")

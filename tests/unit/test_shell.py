@@ -274,9 +274,11 @@ def test_factory_receives_warehouse_conf_and_master(capsys: pytest.CaptureFixtur
         "-e", "SELECT 1",
     ]  # fmt: skip
     assert main(argv, session_factory=factory) == 0
+    # --hiveconf keys start the session as spark.hadoop.* (no spark-submit warning); --define and the plain
+    # --hiveconf keys are set on the running session (a session with `spark`, below).
     assert factory.kwargs == {
         "warehouse": "/tmp/wh",
-        "conf": {"spark.a": "1", "hoodie.x": "y", "hive.k": "v", "var": "3"},
+        "conf": {"spark.a": "1", "hoodie.x": "y", "spark.hadoop.hive.k": "v"},
         "master": "local[2]",
     }
     factory = Factory(FakeSession(select_handler))
@@ -602,3 +604,110 @@ def test_help_lists_the_subcommands_and_each_has_its_own_help(capsys: pytest.Cap
     assert serve.main(["--help"]) == 0
     text = capsys.readouterr().out
     assert "10000" in text and "127.0.0.1" in text
+
+
+def test_restore_failed_write_and_clean_lines_tell_the_truth(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    """What the shell shows around a savepoint restore, a failed INSERT and the cleans after them (real engine
+    calls on a table without Spark): the restore is one plain INFO line, never "rolled back failed"; a failed
+    statement shows its error alone (the clean-up of its instant is INFO, shown with -v only); no backwards
+    incremental-clean range."""
+    from engine.config import HoodieConfig
+    from engine.filegroup.naming import base_file_name
+    from engine.services.clean import run_clean
+    from engine.services.savepoint import create_savepoint, restore_to_savepoint
+    from engine.table import Table
+    from engine.timeline import CommitMetadata
+    from engine.timeline.commit_metadata import WriteStat
+    from engine.write.commit import start_write
+    from engine.write.operation import WriteOperation
+    from engine.write.rollback import rollback_instant
+    from tests.unit.synthetic_timeline import commit
+
+    table = Table.create(str(tmp_path / "t"), {
+        "hoodie.table.name": "t", "hoodie.table.type": "COPY_ON_WRITE", "hoodie.table.recordkey.fields": "id",
+        "hoodie.table.precombine.field": "ts",
+        "hoodie.table.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator"})
+
+    def write() -> str:
+        ts = table.reload_timeline().new_instant_time()
+        name = base_file_name("a-0", "0-0-0", ts)
+        (tmp_path / "t" / name).write_bytes(b"x")
+        metadata = CommitMetadata(operation_type="UPSERT")
+        metadata.add_write_stat("", WriteStat(file_id="a-0", path=name, num_writes=1))
+        commit(table, ts, metadata=metadata)
+        return ts
+
+    times = [write() for _ in range(5)]
+    create_savepoint(table.reload(), times[2])
+    conf = HoodieConfig({"hoodie.cleaner.commits.retained": "2"})
+    run_clean(table.reload(), conf)
+
+    def handler(text: str) -> Any:
+        if text.startswith("CALL rollback_to_savepoint"):
+            restore_to_savepoint(table.reload(), times[2])
+        elif text.startswith("INSERT"):
+            instant = start_write(table.reload(), WriteOperation.INSERT)
+            rollback_instant(table, instant)  # as the writer does when a statement fails
+            return SqlAnalysisError("[CAST_INVALID_INPUT] The value 'x' cannot be cast to INT")
+        elif text.startswith("CALL run_clean"):
+            write()  # a write after the restore: the earliest commit to retain is before the last clean's
+            run_clean(table.reload(), conf)
+        return FakeDataFrame()
+
+    # Under pytest the root handler is pytest's: records at WARNING and above (what the shell prints with
+    # their level) are read from caplog; engine.write is opened to INFO to see the clean-up records.
+    caplog.set_level(logging.INFO, logger="engine.write")
+    script = "CALL rollback_to_savepoint(table => 't', instant_time => 'x'); CALL run_clean(table => 't')"
+    code, _, err = run(["-e", script], FakeSession(handler), capsys)
+    assert code == 0
+    assert any(line.endswith(f"restored to savepoint {times[2]}: 2 instant(s) rolled back "
+                             f"(restore {line.rsplit(' ', 1)[-1][:-1]})") for line in err), err
+    assert not any("incremental clean" in line for line in err), err
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    restore = [r for r in caplog.records if r.name == "engine.write.rollback"]
+    assert len(restore) == 2 and all(r.levelno == logging.INFO for r in restore)
+    assert all(r.getMessage().startswith("rolled back completed commit") for r in restore)
+    caplog.clear()
+    code, _, err = run(["-e", "INSERT INTO t VALUES ('x')"], FakeSession(handler), capsys)
+    assert code == 1
+    assert err[0] == "Error in query: [CAST_INVALID_INPUT] The value 'x' cannot be cast to INT", err
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    cleanup = [r for r in caplog.records if r.name == "engine.write.rollback"]
+    assert [r.levelno for r in cleanup] == [logging.INFO]  # shown with -v only
+    assert cleanup[0].getMessage().startswith("rolled back failed commit")
+
+
+class _FakeSparkConf:
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    def set(self, key: str, value: str) -> None:
+        self.values[key] = value
+
+
+class _FakeSpark:
+    def __init__(self) -> None:
+        self.conf = _FakeSparkConf()
+
+
+def test_hiveconf_never_reaches_spark_submit_as_a_non_spark_key(capsys: pytest.CaptureFixture[str]) -> None:
+    """`sqlext --hiveconf hive.metastore.uris=...` printed spark-submit's "Warning: Ignoring non-Spark config
+    property: hive.metastore.uris": PySpark hands every builder conf to spark-submit, which warns for each key
+    not starting with "spark.". The builder now gets spark.hadoop.<key> (the Hive client's Hadoop
+    configuration: the setting takes effect), the running session the key itself (SET, ${hiveconf:k})."""
+    session = FakeSession(select_handler)
+    session.spark = _FakeSpark()  # type: ignore[attr-defined]
+    factory = Factory(session)
+    argv = ["--hiveconf", "hive.metastore.uris=thrift://h:9083", "--hiveconf", "hive.cli.print.header=true",
+            "--hiveconf", "spark.sql.x=1", "-d", "var=3", "-e", "SELECT 1"]
+    code = main(argv, session_factory=factory)
+    out = capsys.readouterr().out
+    assert code == 0 and out == "n\n1\n"  # hive.cli.print.header still honoured
+    assert factory.kwargs is not None
+    launch = factory.kwargs["conf"]
+    assert all(key.startswith("spark.") for key in launch), launch
+    assert launch == {"spark.hadoop.hive.metastore.uris": "thrift://h:9083",
+                      "spark.hadoop.hive.cli.print.header": "true", "spark.sql.x": "1"}
+    assert session.spark.conf.values == {  # type: ignore[attr-defined]
+        "hive.metastore.uris": "thrift://h:9083", "hive.cli.print.header": "true", "var": "3"}

@@ -124,7 +124,6 @@ FIXTURE_COUNTS = {
 }
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason="fixture scripts not available")
 @pytest.mark.parametrize("relative", sorted(FIXTURE_COUNTS))
 def test_fixture_scripts_split(relative: str) -> None:
     script = (FIXTURES / relative).read_text()
@@ -139,7 +138,5 @@ def test_fixture_scripts_split(relative: str) -> None:
 
 
 def test_every_fixture_script_is_listed() -> None:
-    if not FIXTURES.is_dir():
-        pytest.skip("fixture scripts not available")
     found = {str(p.relative_to(FIXTURES)) for p in FIXTURES.rglob("*.sql")}
     assert found == set(FIXTURE_COUNTS)

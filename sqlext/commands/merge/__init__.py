@@ -5,13 +5,16 @@ Three steps: :mod:`.validate` resolves the statement against the table and check
 the engine's writer (:func:`engine.spark.merge.merge_dataframe`) tags the source rows through the index,
 applies the clauses, routes every record to its file group and commits one upsert.
 
-Semantics (issue 12; SQL.md §1.4):
+Semantics (Hudi 0.15; docs/SQL.md §1.4):
 
-* The whole ON condition decides a match: the record key equalities locate the stored record (through
-  the index), the other conjuncts must hold too. A keyless table (auto-generated keys) is joined on the
-  whole condition.
-* Clauses are tried in the order written and the first whose condition holds wins, as SQL, Spark, Delta
-  and Iceberg define MERGE (Hudi 0.14 tries every UPDATE clause before its DELETE clause).
+* On a table with a record key, the key (and, with a non-global index, the partition path) decides a match:
+  a source row whose key is stored runs the MATCHED clauses whatever the other ON equalities say. ON must be
+  a conjunction of equalities with a target column on one side; key and partition columns are equated with
+  source columns (or casts of them). A keyless table (auto-generated keys) is joined on the whole condition.
+* A matched row takes the first UPDATE clause whose condition holds, else the DELETE clause (Hudi's
+  ``ExpressionPayload``); a row not matched takes the first INSERT clause whose condition holds.
+* Without an ordering field and UPDATE clause the MERGE is an ``insert``: every source row the INSERT clauses
+  take is written, duplicate keys included.
 * ``WHEN NOT MATCHED BY SOURCE [AND cond] THEN UPDATE SET ... | DELETE`` (Spark 3.5 / Delta; beyond Hudi).
 * Ordering on copy-on-write tables: a stored record whose precombine value is greater than the merged
   row's is kept (Hudi's ``ExpressionPayload``); a matched DELETE deletes whatever the ordering value. On
@@ -26,13 +29,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import DataType
 from pyspark.sql.utils import AnalysisException
 
+from engine.config import HoodieConfig, WriteConfig
 from engine.spark.merge import merge_dataframe
 from sqlext.commands.merge.changes import merge_spec
-from sqlext.commands.merge.validate import MergeScope, resolve
-from sqlext.commands.options import write_options
+from sqlext.commands.merge.validate import MergeScope, UpCast, resolve
+from sqlext.commands.options import session_hoodie_confs, write_options
 from sqlext.commands.post_commit import after_write
 from sqlext.error_report import summarize
 from sqlext.errors import SqlAnalysisError
@@ -59,9 +64,23 @@ def merge_into(ctx: CommandContext, stmt: MergeInto) -> DataFrame:
         source = spark.sql(f"SELECT * FROM {stmt.source_sql}")
     except AnalysisException as exc:
         raise SqlAnalysisError(f"MERGE INTO {entry.display}: {summarize(exc)}") from exc
-    scope = resolve(stmt, entry, table, source)
+    session = HoodieConfig(session_hoodie_confs(spark))
+    scope = resolve(stmt, entry, table, source, can_up_cast=_can_up_cast(spark),
+                    require_all_keys=session.get(WriteConfig.SQL_OPTIMIZED_WRITES))
     try:
         metrics = merge_dataframe(spark, table, merge_spec(scope), options)
     except AnalysisException as exc:
         raise SqlAnalysisError(f"MERGE INTO {entry.display}: {summarize(exc)}") from exc
     return after_write(ctx, entry, table, options, metrics)
+
+
+def _can_up_cast(spark: SparkSession) -> UpCast:
+    """Spark's ``Cast.canUpCast`` (a cast that loses nothing), asked of the session's JVM."""
+    jvm = spark._jvm
+    assert jvm is not None
+    types = jvm.org.apache.spark.sql.types.DataType
+    cast = jvm.org.apache.spark.sql.catalyst.expressions.Cast
+
+    def can_up_cast(source: DataType, target: DataType) -> bool:
+        return source == target or bool(cast.canUpCast(types.fromJson(source.json()), types.fromJson(target.json())))
+    return can_up_cast

@@ -4,12 +4,17 @@ The SQL layer says what the statement means; the engine's writer tags and routes
 (:mod:`engine.spark.merge`):
 
 1. the record-key values ON equates with the key columns (and, when the source gives them, the partition
-   columns' values: a non-global index looks a key up in that partition only);
-2. the ON conjuncts beyond the key equalities (a keyless table: the whole ON condition);
-3. the clauses: tried in the order written, the first whose condition holds decides (SQL's rule; Hudi 0.14
-   tries every UPDATE clause before the DELETE clause); each becomes a projection of the joined row (values
-   cast to the column types) and an operation (upsert or delete). ``WHEN NOT MATCHED BY SOURCE`` clauses are
-   projections of the stored rows no source row matched.
+   columns' values: a non-global index looks a key up in that partition only); only these decide a match, as
+   in Hudi (the other ON equalities play no part); a keyless table is joined on the whole ON condition;
+2. the clauses, in Hudi 0.15's order (``ExpressionPayload``): a matched row takes the first UPDATE clause
+   whose condition holds, else the DELETE clause if its condition holds; a row not matched takes the first
+   INSERT clause whose condition holds. Each becomes a projection of the joined row (values cast to the column
+   types) and an operation (upsert or delete). ``WHEN NOT MATCHED BY SOURCE`` clauses (beyond Hudi) are
+   projections of the stored rows no source row matched, tried in the order written;
+3. the write operation: ``insert`` when the table has no ordering field and every clause is an INSERT (Hudi:
+   no tagging, every source row is new, duplicate keys kept), else ``upsert``;
+4. for a keyless table with an ordering field, the source expression of that field: of several source rows
+   matching one stored row, the greatest ordering value wins (Hudi combines the incoming records by it).
 """
 
 from __future__ import annotations
@@ -46,11 +51,14 @@ def merge_spec(scope: MergeScope) -> MergeSpec:
     part_sources = _source_partition_exprs(scope)
     part_columns = None if part_sources is None else [
         F.expr(e).cast(scope.types[n.lower()]).alias(n) for n, e in part_sources.items()]
+    insert_only = (not scope.keyless and not scope.precombine
+                   and all(isinstance(c, WhenNotMatchedInsert) for c in scope.stmt.clauses))
     return MergeSpec(
         source=scope.source, source_alias=scope.source_alias, stored_alias=scope.target_alias,
         key_columns=[] if scope.keyless else key_columns, partition_columns=part_columns,
-        condition=scope.stmt.on_sql if scope.keyless else scope.extra_on,
-        needs_stored_rows=scope.needs_target_rows,
+        condition=scope.stmt.on_sql if scope.keyless else None,
+        needs_stored_rows=scope.needs_target_rows, insert_only=insert_only,
+        ordering=scope.ordering if scope.keyless else None,
         stage=lambda joined: _stage(scope, joined),
         stage_unmatched=(lambda unmatched: _stage_by_source(scope, unmatched)) if by_source else None,
     )
@@ -62,14 +70,13 @@ def _source_partition_exprs(scope: MergeScope) -> dict[str, str] | None:
     fields = scope.table.partition_fields
     if not fields:
         return None
-    equated = {unqualified(c).lower(): e for c, e in scope.stmt.on_equalities}
     sources = scope.source_columns
     exprs: dict[str, str] = {}
     for name in fields:
         if name in scope.key_sources:
             continue
-        if name.lower() in equated:
-            exprs[name] = equated[name.lower()]
+        if name in scope.partition_sources:
+            exprs[name] = scope.partition_sources[name]
         elif name.lower() in sources:
             exprs[name] = f"{quote(scope.source_alias)}.{quote(sources[name.lower()])}"
         else:
@@ -147,7 +154,10 @@ def _has_delete_column(scope: MergeScope) -> bool:
 
 def _stage(scope: MergeScope, joined: DataFrame) -> DataFrame:
     """Rows the MATCHED / NOT MATCHED clauses write: data columns, ``_hoodie_is_deleted``, stored location."""
-    clauses = [(i, c) for i, c in enumerate(scope.stmt.clauses) if not isinstance(c, BY_SOURCE)]
+    clauses: list[tuple[int, MergeClause]] = [
+        (i, c) for i, c in enumerate(scope.stmt.clauses) if not isinstance(c, (*BY_SOURCE, WhenMatchedDelete))]
+    # Hudi's ExpressionPayload tries the (one) matched DELETE clause only when no UPDATE clause took the row.
+    clauses += [(i, c) for i, c in enumerate(scope.stmt.clauses) if isinstance(c, WhenMatchedDelete)]
     if not clauses:
         return _empty_stage(scope, joined)
     return _apply(joined, _projection(scope, clauses, MATCHED))

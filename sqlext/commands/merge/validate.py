@@ -3,24 +3,28 @@
 The checks and their messages are those of Hudi's ``MergeIntoHoodieTableCommand`` (``validate``,
 ``checkUpdatingActions``, ``checkInsertingActions``, ``checkDeletingActions``, the record-key resolution of
 the ON condition) and ``HoodieAnalysis`` (``UPDATE SET *`` / ``INSERT *`` expanded by name over the source).
-Where Hudi refuses something that has one clear meaning we accept it (an expression on the source side of
-the key equality, non-equality conjuncts in ON, target columns on the right of a MOR update).
+Hudi 0.15's rules for the ON condition of a table with a record key: a conjunction of equalities, each with a
+target column (possibly cast) on one side, the other side up-castable to its type; the record-key and partition
+columns equated with a source column (or a cast of one). Beyond Hudi we accept target columns on the right of a
+MOR update (the stored row is read, as on copy-on-write).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
-from pyspark.sql.types import DataType
+from pyspark.sql.types import DataType, StructType
+from pyspark.sql.utils import AnalysisException
 from sqlglot import exp
 
 from engine.auto_keys import is_keyless
 from engine.formats.avro_schema import META_FIELDS
 from engine.spark.schema import table_data_schema
 from engine.table import Table
-from sqlext.catalog import CatalogTable, declared_narrow_types
+from sqlext.catalog import CatalogTable, declared_narrow_types, quote
+from sqlext.error_report import summarize
 from sqlext.errors import SqlAnalysisError
 from sqlext.parser.source import expr_sql
 from sqlext.parser.statements import (
@@ -35,6 +39,9 @@ from sqlext.parser.statements import (
 
 SOURCE_ALIAS = "__sqlext_source"
 """Alias of a source subquery written without one."""
+
+UpCast = Callable[[DataType, DataType], bool]
+"""Spark's ``Cast.canUpCast(from, to)``: a cast that loses nothing."""
 
 
 def unqualified(name: str) -> str:
@@ -72,8 +79,12 @@ class MergeScope:
         keyless: the table has auto-generated keys (matched by the join on the whole ON condition).
         target_alias / source_alias: the names clause expressions use for the two sides.
         source: the source rows (meta columns dropped, column aliases applied).
-        key_sources: record-key column -> source expression ON equates it with (keyed tables).
-        extra_on: the ON conjuncts beyond the key equalities, as one Spark SQL predicate, or None.
+        key_sources: record-key column -> the source expression giving its value (keyed tables): the one ON
+            equates it with, else the source column of its name.
+        partition_sources: partition column -> the source expression ON equates it with (the others are read
+            from the source column of their name, when there is one).
+        target_schema: the target's data columns as a Spark schema.
+        ordering: the source expression of the ordering field (:func:`ordering_source`), or None.
         declared: columns the catalog declares TINYINT/SMALLINT but stored as Avro int (their values are cast
             to the declared type first, as Hudi casts to the catalog schema).
         needs_target_rows: some clause or predicate reads target columns (the target rows are joined
@@ -92,8 +103,10 @@ class MergeScope:
     target_alias: str
     source_alias: str
     source: DataFrame
+    target_schema: StructType | None = None
     key_sources: dict[str, str] = field(default_factory=dict)
-    extra_on: str | None = None
+    partition_sources: dict[str, str] = field(default_factory=dict)
+    ordering: str | None = None
     declared: dict[str, DataType] = field(default_factory=dict)
     needs_target_rows: bool = False
 
@@ -120,15 +133,38 @@ class MergeScope:
                 return True
         return False
 
-    def is_source_column(self, sql: str) -> bool:
-        """Whether ``sql`` is a plain source column (Hudi ``resolvesToSourceAttribute``)."""
-        refs = column_refs(sql)
-        if not isinstance(expression_tree(sql), exp.Column) or len(refs) != 1:
+    def is_source_column(self, sql: str, *, allow_cast: bool = False) -> bool:
+        """Whether ``sql`` is a plain source column, or (``allow_cast``) a cast of one (Hudi
+        ``resolvesToSourceAttribute``)."""
+        refs, tree = column_refs(sql), expression_tree(sql)
+        while isinstance(tree, exp.Paren):
+            tree = tree.this
+        if allow_cast and isinstance(tree, exp.Cast):
+            tree = tree.this
+        if not isinstance(tree, exp.Column) or len(refs) != 1:
             return False
         qualifier, column = refs[0]
         if qualifier is not None:
             return qualifier.lower() == self.source_alias.lower() and column.lower() in self.source_columns
         return column.lower() in self.source_columns and column.lower() not in self.types
+
+    def target_frame(self) -> DataFrame:
+        """An empty frame of the target's data columns under the target alias (for analysis only)."""
+        spark = self.source.sparkSession
+        return spark.createDataFrame([], self.target_schema or StructType()).alias(self.target_alias)
+
+    def both_sides(self) -> DataFrame:
+        """The source under its alias beside an empty target frame: expressions of the statement resolve
+        against it as in the statement (for analysis only: nothing runs)."""
+        return self.source.alias(self.source_alias).crossJoin(self.target_frame())
+
+    def unresolved(self, column: str) -> SqlAnalysisError:
+        """Spark's ``UNRESOLVED_COLUMN`` error for a target column that does not exist."""
+        try:
+            self.target_frame().selectExpr(quote(unqualified(column))).schema  # noqa: B018 - raises
+        except AnalysisException as exc:
+            return SqlAnalysisError(f"MERGE INTO {self.display}: {summarize(exc)}")
+        raise AssertionError(f"{column} resolves in {self.display}")
 
 
 def _source_alias(stmt: MergeInto) -> str:
@@ -140,30 +176,32 @@ def _source_alias(stmt: MergeInto) -> str:
 
 
 def _load_source(spark_sql: DataFrame, stmt: MergeInto, display: str) -> DataFrame:
-    source = spark_sql
     if stmt.source_columns:
-        if len(stmt.source_columns) != len(source.columns):
-            raise SqlAnalysisError(
-                f"MERGE INTO {display}: the source has {len(source.columns)} column(s) but its alias names "
-                f"{len(stmt.source_columns)} ({', '.join(stmt.source_columns)})")
-        source = source.toDF(*stmt.source_columns)
-    return source.drop(*[c for c in source.columns if c in META_FIELDS])
+        # Spark's parser refuses them (``AstBuilder.visitMergeIntoTable``), so Hudi never sees them.
+        raise SqlAnalysisError(f"MERGE INTO {display}: [COLUMN_ALIASES_NOT_ALLOWED] Column aliases are not "
+                               f"allowed in MERGE ({', '.join(stmt.source_columns)})")
+    return spark_sql.drop(*[c for c in spark_sql.columns if c in META_FIELDS])
 
 
-def resolve(stmt: MergeInto, entry: CatalogTable, table: Table, source_df: DataFrame) -> MergeScope:
+def resolve(stmt: MergeInto, entry: CatalogTable, table: Table, source_df: DataFrame, *,
+            can_up_cast: UpCast, require_all_keys: bool = False) -> MergeScope:
     """Resolve and validate a MERGE statement.
 
     Args:
         stmt: the statement.
         entry, table: the target (a Hudi table).
         source_df: ``SELECT * FROM <source>`` as Spark reads it.
+        can_up_cast: Spark's ``Cast.canUpCast`` (the ON equalities' types).
+        require_all_keys: the session sets ``hoodie.spark.sql.optimized.writes.enable=true`` (see
+            :func:`_resolve_on`).
 
     Returns:
         The resolved scope.
 
     Raises:
-        SqlAnalysisError: a rule Hudi enforces is broken (message as Hudi's), an unknown column, a source
-            without the columns ``UPDATE SET *`` / ``INSERT *`` need.
+        SqlAnalysisError: a rule Hudi enforces is broken (message as Hudi's), an unknown column (Spark's
+            ``UNRESOLVED_COLUMN``), a source without the columns ``UPDATE SET *`` / ``INSERT *`` need, source
+            column aliases (Spark's parser refuses them).
     """
     display = entry.display
     schema = table_data_schema(table)
@@ -174,42 +212,143 @@ def resolve(stmt: MergeInto, entry: CatalogTable, table: Table, source_df: DataF
         key_fields=list(table.record_key_fields), precombine=table.precombine_field or None,
         keyless=is_keyless(table.config), target_alias=stmt.target_alias or entry.name,
         source_alias=_source_alias(stmt), source=_load_source(source_df, stmt, display),
-        declared=declared_narrow_types(entry, schema),
+        declared=declared_narrow_types(entry, schema), target_schema=schema,
     )
     _check_clauses(scope, stmt.clauses)
     if not scope.keyless:
-        _resolve_on(scope)
-    _check_precombine(scope)
+        _resolve_on(scope, can_up_cast, require_all_keys)
+    scope.ordering = ordering_source(scope)
     scope.needs_target_rows = _needs_target_rows(scope)
     return scope
 
 
-def _resolve_on(scope: MergeScope) -> None:
-    """Key equalities of ON (each record-key column equated with a source expression) and the rest."""
-    stmt = scope.stmt
-    equated: dict[str, str] = {}
-    extra: list[exp.Expr] = []
-    for target_col, source_expr in stmt.on_equalities:
-        name = unqualified(target_col).lower()
-        if name in {k.lower() for k in scope.key_fields} and name not in equated:
-            equated[name] = source_expr
+def _target_column(scope: MergeScope, node: exp.Expr) -> str | None:
+    """The target column ``node`` is, possibly under a cast (Hudi ``CoercedAttributeReference``), or None."""
+    if isinstance(node, exp.Cast):
+        node = node.this
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if not isinstance(node, exp.Column):
+        return None
+    qualifier, name = node.table or None, node.name
+    if qualifier is not None:
+        return name if qualifier.lower() in scope.target_names and name.lower() in scope.types else None
+    return name if name.lower() in scope.types and name.lower() not in scope.source_columns else None
+
+
+def _on_equalities(scope: MergeScope) -> list[tuple[str, str]]:
+    """``(target column, source expression)`` of every ON conjunct, in Hudi's rules for a table with a record
+    key (``MergeIntoHoodieTableCommand.recordKeyAttributeToConditionExpression`` and ``doCasting``): every
+    conjunct an equality with a target column (possibly cast) on one side.
+
+    Raises:
+        SqlAnalysisError: a conjunct is not an equality, or an equality has no target column on either side.
+    """
+    stmt, display = scope.stmt, scope.display
+    others = [expression_tree(c) for c in stmt.on_other]
+    if any(not isinstance(t, exp.EQ) for t in others):
+        raise SqlAnalysisError(
+            f"MERGE INTO {display}: Currently only equality predicates are supported in MERGE INTO statement on "
+            f"primary key table(provided {stmt.on_sql}")
+    pairs = [(unqualified(t), s) for t, s in stmt.on_equalities]
+    for tree in others:
+        assert isinstance(tree, exp.EQ)
+        left, right = tree.left, tree.right
+        if isinstance(left, exp.Cast) and isinstance(right, exp.Cast) and left.to == right.to:
+            left, right = left.this, right.this  # Hudi stripCasting: both sides cast to one type
+        for target_side, other_side in ((left, right), (right, left)):
+            name = _target_column(scope, target_side)
+            if name is not None:
+                pairs.append((name, expr_sql(other_side)))
+                break
         else:
-            target = exp.column(unqualified(target_col), table=scope.target_alias, quoted=True)
-            extra.append(exp.EQ(this=target, expression=exp.Paren(this=expression_tree(source_expr))))
-    extra.extend(exp.Paren(this=expression_tree(c)) for c in stmt.on_other)
-    for key in scope.key_fields:
-        if key.lower() not in equated:
             raise SqlAnalysisError(
-                f"MERGE INTO {scope.display}: Hudi tables with primary key are required to match on all "
-                f"primary key colums. Column: '{key}' not found (ON {stmt.on_sql})")
-    scope.key_sources = {k: equated[k.lower()] for k in scope.key_fields}
-    for key, expr in scope.key_sources.items():
-        if scope.reads_target(expr):
-            raise SqlAnalysisError(
-                f"MERGE INTO {scope.display}: Invalid MERGE INTO matching condition: `{key} = {expr}`: expected "
+                f"MERGE INTO {display}: Invalid MERGE INTO matching condition: `{expr_sql(tree)}`: expected "
                 "condition should be 'target.id = <source-column-expr>', e.g. `t.id = s.id` or "
-                "`t.id = cast(s.id, ...)`")
-    scope.extra_on = expr_sql(exp.and_(*extra)) if extra else None
+                "`t.id = cast(s.id, ...)")
+    return pairs
+
+
+def _resolve_on(scope: MergeScope, can_up_cast: UpCast, require_all_keys: bool) -> None:
+    """The source expressions of the record-key columns (and the partition columns ON equates), Hudi's way:
+    only the record key (and, with a non-global index, the partition path) decides a match; the other ON
+    equalities are checked, then play no part.
+
+    Args:
+        can_up_cast: Spark's ``Cast.canUpCast`` (from type, to type).
+        require_all_keys: ``hoodie.spark.sql.optimized.writes.enable`` is set to true in the session: every
+            record-key column must be equated in ON; otherwise a key column ON does not name is read from the
+            source column of that name (Hudi 0.15).
+
+    Raises:
+        SqlAnalysisError: Hudi's ON rules (see :func:`_on_equalities`); a source expression that cannot be
+            up-cast to its target column's type; a key or partition column equated with anything but a source
+            column (or a cast of one); a record-key column neither in ON nor in the source.
+    """
+    display = scope.display
+    pairs = _on_equalities(scope)
+    for (target, source_expr), (source_type, target_cast) in zip(pairs, _coercions(scope, pairs), strict=True):
+        # Spark casts one side of the equality to the other's type (or both to a common one); Hudi then needs
+        # the source side, without the cast Spark put on the target column, to up-cast to the column's type.
+        target_type = scope.types[target.lower()]
+        if target_cast and not can_up_cast(source_type, target_type):
+            raise SqlAnalysisError(
+                f"MERGE INTO {display}: Invalid MERGE INTO matching condition: {source_expr}: can't cast "
+                f"{source_expr} (of {source_type.simpleString()}) to {target_type.simpleString()}")
+    equated: dict[str, str] = {}
+    fields = [*scope.key_fields, *scope.table.partition_fields]
+    for name in fields:
+        found = next(((t, s) for t, s in pairs if t.lower() == name.lower()), None)
+        if found is None:
+            continue
+        if not scope.is_source_column(found[1], allow_cast=True):
+            raise SqlAnalysisError(
+                f"MERGE INTO {display}: Only simple conditions of the form `t.id = s.id` are allowed on the "
+                f"primary-key and partition path column. Found `{scope.target_alias}.{found[0]} = {found[1]}`")
+        equated.setdefault(name.lower(), found[1])
+    sources = scope.source_columns
+    for key in scope.key_fields:
+        if key.lower() in equated:
+            scope.key_sources[key] = equated[key.lower()]
+        elif require_all_keys:
+            raise SqlAnalysisError(
+                f"MERGE INTO {display}: Hudi tables with primary key are required to match on all primary key "
+                f"colums. Column: '{key}' not found")
+        elif key.lower() in sources:
+            scope.key_sources[key] = f"{quote(scope.source_alias)}.{quote(sources[key.lower()])}"
+        else:
+            raise SqlAnalysisError(
+                f"MERGE INTO {display}: record key field `{key}` is neither equated in the ON condition nor a "
+                f"source column (source columns: {', '.join(scope.source.columns)})")
+    scope.partition_sources = {n: equated[n.lower()] for n in scope.table.partition_fields
+                               if n.lower() in equated and n not in scope.key_sources}
+
+
+def _coercions(scope: MergeScope, pairs: Sequence[tuple[str, str]]) -> list[tuple[DataType, bool]]:
+    """For each ``(target column, source expression)`` equality: the source expression's Spark type, and
+    whether Spark's analysis of ``target = source`` casts the target side (type coercion). By analysis alone:
+    nothing runs.
+
+    Raises:
+        SqlAnalysisError: an expression does not resolve (Spark's message: ``UNRESOLVED_COLUMN`` ...).
+    """
+    if not pairs:
+        return []
+    target = quote(scope.target_alias)
+    exprs = [f"({e}) AS __s{i}" for i, (_, e) in enumerate(pairs)]
+    exprs += [f"{target}.{quote(t)} = ({e}) AS __eq{i}" for i, (t, e) in enumerate(pairs)]
+    try:
+        frame = scope.both_sides().selectExpr(*exprs)
+        schema = frame.schema
+    except AnalysisException as exc:
+        raise SqlAnalysisError(f"MERGE INTO {scope.display}: {summarize(exc)}") from exc
+    projections = frame._jdf.queryExecution().analyzed().projectList()
+    result = []
+    for i in range(len(pairs)):
+        equality = projections.apply(len(pairs) + i).child()
+        target_cast = equality.left().getClass().getSimpleName() in ("Cast", "AnsiCast")
+        result.append((schema.fields[i].dataType, bool(target_cast)))
+    return result
 
 
 def _assigned(assignments: Sequence[tuple[str, str]]) -> set[str]:
@@ -227,8 +366,7 @@ def _check_clauses(scope: MergeScope, clauses: Sequence[MergeClause]) -> None:
         if isinstance(clause, (WhenMatchedUpdate, WhenNotMatchedBySourceUpdate)) and clause.assignments:
             unknown = [c for c, _ in clause.assignments if unqualified(c).lower() not in types]
             if unknown:
-                raise SqlAnalysisError(f"MERGE INTO {display}: unknown column(s) {', '.join(unknown)} "
-                                       f"(columns: {', '.join(scope.columns)})")
+                raise scope.unresolved(unknown[0])
             if len(clause.assignments) > n_columns:
                 raise SqlAnalysisError(
                     f"MERGE INTO {display}: The number of update assignments[{len(clause.assignments)}] must be "
@@ -247,8 +385,7 @@ def _check_clauses(scope: MergeScope, clauses: Sequence[MergeClause]) -> None:
                 continue
             unknown = [c for c in clause.columns if unqualified(c).lower() not in types]
             if unknown:
-                raise SqlAnalysisError(f"MERGE INTO {display}: unknown column(s) {', '.join(unknown)} "
-                                       f"(columns: {', '.join(scope.columns)})")
+                raise scope.unresolved(unknown[0])
             if len(clause.columns) > n_columns:
                 raise SqlAnalysisError(
                     f"MERGE INTO {display}: The number of insert assignments[{len(clause.columns)}] must be "
@@ -266,24 +403,33 @@ def _check_clauses(scope: MergeScope, clauses: Sequence[MergeClause]) -> None:
                         f"reference source table attributes (found `{value}`)")
 
 
-def _check_precombine(scope: MergeScope) -> None:
-    """Hudi resolves the ordering field of matched updates in the source: a source column of that name, or
-    an UPDATE assignment of it from a plain source column (``preCombineAttributeAssociatedExpression``)."""
+def ordering_source(scope: MergeScope) -> str | None:
+    """The source expression of the ordering field (Hudi ``preCombineAttributeAssociatedExpression``): the
+    source column of that name, else the first UPDATE assignment of it from a source column (or a cast of
+    one); None when the table has no ordering field.
+
+    Raises:
+        SqlAnalysisError: the table has an ordering field and the source gives it neither way (Hudi resolves
+            it for every MERGE, whatever its clauses).
+    """
     field_name = scope.precombine
+    if not field_name:
+        return None
+    sources = scope.source_columns
+    if field_name.lower() in sources:
+        return f"{quote(scope.source_alias)}.{quote(sources[field_name.lower()])}"
     updates = [c for c in scope.stmt.clauses if isinstance(c, WhenMatchedUpdate)]
-    if not field_name or not updates or field_name.lower() in scope.source_columns:
-        return
     for clause in updates:
         for column, value in clause.assignments or ():
-            if unqualified(column).lower() == field_name.lower() and scope.is_source_column(value):
-                return
+            if unqualified(column).lower() == field_name.lower() and scope.is_source_column(value, allow_cast=True):
+                return value
     raise SqlAnalysisError(
         f"MERGE INTO {scope.display}: Failed to resolve pre-combine field `{field_name}` w/in the source-table "
         f"output (assign it from a source column: UPDATE SET {field_name} = <source column>)")
 
 
 def _needs_target_rows(scope: MergeScope) -> bool:
-    if scope.keyless or scope.reads_target(scope.extra_on):
+    if scope.keyless:
         return True
     n_columns = len(scope.columns)
     for clause in scope.stmt.clauses:

@@ -19,7 +19,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -236,10 +235,10 @@ def spark(warehouse: Path, first_process_output: dict[str, str]) -> Iterator[Spa
 # ---------------------------------------------------------------------------------------- jar build
 
 
-def test_jar_is_cached_and_holds_the_catalog() -> None:
+def test_the_shipped_jar_holds_the_catalog() -> None:
+    """The session uses the jar shipped in the package (its record and rebuilds: tests/unit/test_jar_record.py)."""
     jar = jvm.catalog_jar()
-    assert jar == jvm.catalog_jar()
-    assert jar.name == jvm.JAR_NAME and jar.parent.parent == jvm.cache_dir()
+    assert jar == jvm.CATALOG_JAR.jar and jar.name == jvm.JAR_NAME
     with zipfile.ZipFile(jar) as archive:
         names = archive.namelist()
     assert names[0] == "META-INF/MANIFEST.MF"
@@ -249,51 +248,6 @@ def test_jar_is_cached_and_holds_the_catalog() -> None:
         "spark.sql.catalog.spark_catalog": "io.sqlext.catalog.HudiSessionCatalog",
         "spark.sql.extensions": "io.sqlext.catalog.SqlextExtensions",
     }
-
-
-def test_concurrent_builds_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two racing builds (javac faked, each slow) both return the one complete jar, leaving no temp dirs."""
-    barrier = threading.Barrier(2)
-
-    def fake_compile(javac: str, sources: list[Path], jars_dir: Path, classes: Path) -> None:
-        barrier.wait(timeout=30)  # both builds are inside their temp dirs at once
-        (classes / "io").mkdir()
-        (classes / "io" / "Fake.class").write_bytes(b"\xca\xfe\xba\xbe")
-
-    monkeypatch.setenv("SQLEXT_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(jvm, "_compile", fake_compile)
-    results: list[Path] = []
-    threads = [threading.Thread(target=lambda: results.append(jvm.catalog_jar())) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert len(results) == 2 and results[0] == results[1]
-    assert results[0].is_file() and results[0].is_relative_to(tmp_path)
-    with zipfile.ZipFile(results[0]) as archive:
-        assert archive.testzip() is None
-        assert archive.namelist() == ["META-INF/MANIFEST.MF", "io/Fake.class"]
-    assert sorted(p.name for p in (tmp_path / "jvm").iterdir()) == [results[0].parent.name]
-
-
-def test_compile_error_carries_javac_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    source = tmp_path / "src" / "io" / "sqlext" / "Broken.java"
-    source.parent.mkdir(parents=True)
-    source.write_text("package io.sqlext; public class Broken { int x = ; }\n")
-    monkeypatch.setattr(jvm, "_SOURCE_ROOT", tmp_path / "src")
-    monkeypatch.setenv("SQLEXT_CACHE_DIR", str(tmp_path / "cache"))
-    with pytest.raises(jvm.JvmBuildError, match=r"javac failed[\s\S]*Broken\.java[\s\S]*error"):
-        jvm.catalog_jar()
-
-
-def test_missing_javac_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sqlext.errors import SqlError
-
-    monkeypatch.setenv("SQLEXT_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("JAVA_HOME", raising=False)
-    monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(SqlError, match="javac not found"):
-        jvm.catalog_jar()
 
 
 # ------------------------------------------------------------------------------------ catalog

@@ -121,16 +121,24 @@ public final class HudiTable
   }
 
   /** Why a Hudi table cannot be changed through plain Spark SQL, and what to use instead. */
-  private UnsupportedOperationException writesGoThroughSqlext(String what) {
+  private RuntimeException writesGoThroughSqlext(String what) {
     return writesGoThroughSqlext(what, name);
   }
 
-  /** Why Hudi table {@code table} cannot be changed through plain Spark SQL ({@code what}: INSERT, ...). */
-  static UnsupportedOperationException writesGoThroughSqlext(String what, String table) {
-    return new UnsupportedOperationException(what + " on Hudi table " + table + " is not run by plain Spark SQL "
+  /**
+   * Why Hudi table {@code table} cannot be changed through plain Spark SQL ({@code what}: INSERT, ...): an
+   * {@link UnsupportedOperationException}, or, for a statement a JDBC client sent to {@code sqlext serve}, a
+   * one-line error thrown right away ({@link JdbcRefusal}) so the client sees the message without a stack.
+   */
+  static RuntimeException writesGoThroughSqlext(String what, String table) {
+    String message = what + " on Hudi table " + table + " is not run by plain Spark SQL "
         + "(sqlext serve, spark.sql): create and change Hudi tables (INSERT, MERGE, UPDATE, DELETE, "
         + "CREATE TABLE ... USING hudi, CALL) with the sqlext shell or sqlext.connect().sql(...); queries "
-        + "work here");
+        + "work here";
+    if (JdbcRefusal.inThriftServer()) {
+      throw JdbcRefusal.raise(message);
+    }
+    return new UnsupportedOperationException(message);
   }
 
   /** UPDATE, DELETE and MERGE through plain Spark SQL: refused, see {@link #writesGoThroughSqlext}. */
