@@ -232,7 +232,7 @@ def test_after_a_restore_the_incremental_clean_logs_no_backwards_range_and_resto
     assert [r.earliest_commit_to_retain for r in results] == [T[3]]
     assert not os.path.exists(paths[0]) and os.path.exists(paths[2])
     caplog.clear()
-    with caplog.at_level(logging.DEBUG):
+    with caplog.at_level(logging.DEBUG, logger="engine"):
         restore_to_savepoint(table.reload(), T[2])
     rollback_lines = [r for r in caplog.records if r.name == "engine.write.rollback"]
     assert not os.path.exists(paths[3]) and not os.path.exists(paths[4])
@@ -244,7 +244,7 @@ def test_after_a_restore_the_incremental_clean_logs_no_backwards_range_and_resto
         r.getMessage() for r in rollback_lines]
     # Now only T[0..2] remain: the earliest commit to retain (T[1]) is before the last clean's (T[3]).
     caplog.clear()
-    with caplog.at_level(logging.DEBUG):
+    with caplog.at_level(logging.DEBUG, logger="engine"):
         plan = plan_clean(table.reload(), conf)
     assert plan.earliest_instant_to_retain is not None and plan.earliest_instant_to_retain.timestamp == T[1]
     assert plan.file_count == 0
@@ -257,7 +257,7 @@ def test_after_a_restore_the_incremental_clean_logs_no_backwards_range_and_resto
     for _ in range(4):
         new_paths += written([table.reload_timeline().new_instant_time()])
     caplog.clear()
-    with caplog.at_level(logging.DEBUG):
+    with caplog.at_level(logging.DEBUG, logger="engine"):
         planned = _planned(table.reload(), conf)
     # retains from new[2]: new[1] serves it, new[0] goes; the savepointed T[2] stays
     assert planned == [os.path.basename(new_paths[0])]
