@@ -11,6 +11,7 @@ snapshot read.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,54 +95,74 @@ def _describe(answer: Answer, name: str) -> str | None:
     return None
 
 
+def _read_difference(key: str, name: str, reference: Answer, answer: Answer) -> Difference | None:
+    """How ``answer`` (one reader's rows of table ``name``) differs from ``reference`` (its writer's own read)."""
+    if not answer.ok:
+        return Difference(key, "read_fails", f"read {name}", reference.headline(), answer.headline())
+    if not answer.rows and not reference.rows:
+        return None  # an empty table: some readers then know no columns
+    keep = set(reference.columns) - set(VOLATILE)
+    rcols, rrows = _project(reference, keep, "")
+    cols, rows = _project(answer, keep, "")
+    order = [cols.index(c) for c in rcols if c in cols]
+    rows = sorted(([r[i] for i in order] for r in rows), key=sort_key)
+    if [cols[i] for i in order] != rcols:
+        return Difference(key, "final_columns", f"read {name}", str(rcols), str(cols))
+    if rows != rrows:
+        return Difference(key, "final_rows", f"read {name}", _show(rcols, rrows), _show(rcols, rows))
+    return None
+
+
+def _final_reads(script: str, placeholder: str, name: str, hudi: HudiRunner, session: Any,
+                 diverged: bool) -> list[Difference]:
+    """The table each side wrote, read by every reader and compared with its writer's own read; and (while the
+    script has not diverged) sqlext's table, with its record keys and partition paths, against Hudi's."""
+    h_desc = hudi.sql(f"describe table extended {name}")
+    o_desc = sqlext_sql(session, f"describe table extended {name}")
+    h_path, o_path = _describe(h_desc, "Location"), _describe(o_desc, "Location")
+    if not h_path or not o_path or _describe(h_desc, "Provider") != "hudi":
+        return []  # the table was not created (both sides failed alike) or is not a Hudi table
+    hudi_own, ours_own = hudi.sql(f"select * from {name}"), sqlext_sql(session, f"select * from {name}")
+    checks: list[tuple[str, Answer, Answer]] = []
+    if hudi_own.ok:
+        checks += [("sqlext_reads_hudi", hudi_own, sqlext_read(session, h_path)),
+                   ("hudi_rs_reads_hudi", hudi_own, hudi_rs_read(h_path))]
+    if ours_own.ok:
+        checks += [("hudi_reads_sqlext", ours_own, hudi.read(o_path)),
+                   ("hudi_rs_reads_sqlext", ours_own, hudi_rs_read(o_path))]
+    if hudi_own.ok and not diverged:
+        checks.append(("sqlext_sql", hudi_own, ours_own))
+    found = [_read_difference(f"{script}:final:{placeholder}:{reader}", name, reference, answer)
+             for reader, reference, answer in checks]
+    return [d for d in found if d is not None]
+
+
 def run_script(script: Script, hudi: HudiRunner, session: Any, prefix: str) -> Outcome:
     """Run ``script`` on both sides with tables named ``<prefix>_<placeholder>``; compare statement by statement,
-    then the final tables read cross-wise."""
+    then the final tables read cross-wise.
+
+    Once a SELECT's rows differ (the tables' states diverged), later SELECTs are no longer compared (their
+    differences would be consequences); statements still are, by success or failure."""
     names = {p: f"{prefix}_{p}" for p in script.tables}
     differences: list[Difference] = []
     hudi_s = ours_s = 0.0
+    diverged = False
     for index, stmt in enumerate(script.statements):
         sql = _bind(stmt.sql, names)
-        h, o = hudi.sql(sql), sqlext_sql(session, sql)
+        with ThreadPoolExecutor(1) as pool:  # Hudi's process works while sqlext's session does
+            pending = pool.submit(hudi.sql, sql)
+            o = sqlext_sql(session, sql)
+            h = pending.result()
         hudi_s += h.seconds
         ours_s += o.seconds
         found = compare_answers(h, o, sql, stmt.expect)
+        if found and found[0] == "rows" and diverged:
+            continue
         if found:
             differences.append(Difference(f"{script.name}#{index}:{found[0]}", found[0], sql, found[1], found[2]))
+            diverged = diverged or found[0] in ("rows", "only_hudi_fails", "only_sqlext_fails")
     for placeholder, name in names.items():
-        h_desc = hudi.sql(f"describe table extended {name}")
-        o_desc = sqlext_sql(session, f"describe table extended {name}")
-        h_path, o_path = _describe(h_desc, "Location"), _describe(o_desc, "Location")
-        if not h_path or not o_path or _describe(h_desc, "Provider") != "hudi":
-            continue  # the table was not created (both sides failed alike) or is not a Hudi table
-        reference = hudi.sql(f"select * from {name}")
-        if not reference.ok:
-            continue
-        keep = set(reference.columns) - set(VOLATILE)
-        readers = {
-            "sqlext_sql": sqlext_sql(session, f"select * from {name}"),
-            "hudi_reads_sqlext": hudi.read(o_path),
-            "sqlext_reads_hudi": sqlext_read(session, h_path),
-            "hudi_rs_reads_sqlext": hudi_rs_read(o_path),
-            "hudi_rs_reads_hudi": hudi_rs_read(h_path),
-        }
-        rcols, rrows = _project(reference, keep, "")
-        for reader, answer in readers.items():
-            key = f"{script.name}:final:{placeholder}:{reader}"
-            if not answer.ok:
-                differences.append(Difference(key, "read_fails", f"read {name}", reference.headline(),
-                                              answer.headline()))
-                continue
-            if not answer.rows and not rrows:
-                continue  # an empty table: some readers then know no columns
-            cols, rows = _project(answer, keep, "")
-            order = [cols.index(c) for c in rcols if c in cols]
-            rows = sorted(([r[i] for i in order] for r in rows), key=sort_key)
-            if [cols[i] for i in order] != rcols:
-                differences.append(Difference(key, "final_columns", f"read {name}", str(rcols), str(cols)))
-            elif rows != rrows:
-                differences.append(Difference(key, "final_rows", f"read {name}", _show(rcols, rrows),
-                                              _show(rcols, rows)))
+        differences += _final_reads(script.name, placeholder, name, hudi, session, diverged)
     for name in names.values():
         hudi.sql(f"drop table if exists {name}")
         sqlext_sql(session, f"drop table if exists {name}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import subprocess
 import time
@@ -36,8 +37,11 @@ class Answer:
         """The error in one line (class and the message's first line), or the row count."""
         if self.ok:
             return f"{len(self.rows)} row(s)"
-        first = self.message.strip().splitlines()[0] if self.message.strip() else ""
-        return f"{self.error_class}: {first[:300]}"
+        lines = [line.strip() for line in self.message.strip().splitlines() if line.strip()]
+        first = lines[0][:160] if lines else ""
+        causes = [line for line in lines[1:] if re.match(r"^[\w.$]+(Exception|Error)\b.*:", line)]
+        root = f" | cause: {causes[-1][:300]}" if causes else ""
+        return f"{self.error_class}: {first}{root}"
 
 
 class OracleUnavailable(RuntimeError):

@@ -240,11 +240,12 @@ def _write(rng: random.Random, table: _Table, step: int) -> str:
 
 def random_script(seed: int) -> Script:
     """A seeded random script: one table (COW or MOR, partitioned or not, with or without preCombineField),
-    4 to 7 writes (INSERT, MERGE, UPDATE, DELETE, ALTER ADD COLUMNS, run_compaction, run_clean) on keys 1..6,
+    a first INSERT of 2 to 4 keys, then 4 to 7 writes (INSERT, MERGE, UPDATE, DELETE, ALTER ADD COLUMNS, run_compaction, run_clean) on keys 1..6,
     each followed by a SELECT of the data columns."""
     rng = random.Random(seed)
     table = _Table(rng)
-    statements = [Statement(table.create())]
+    first = [f"({', '.join(table.row(rng, id_))})" for id_ in rng.sample(range(1, 7), rng.randint(2, 4))]
+    statements = [Statement(table.create()), Statement(f"insert into {{t}} values {', '.join(first)}")]
     for step in range(rng.randint(4, 7)):
         statements.append(Statement(_write(rng, table, step)))
         statements.append(Statement(f"select {', '.join(table.columns())} from {{t}}"))
