@@ -73,10 +73,15 @@ def ensure_venv() -> None:
     """Create the venv and install pyspark (only when missing or another version)."""
     if _installed_pyspark() == PYSPARK_VERSION:
         return
+    pip = [str(venv_python()), "-m", "pip"]
     if not venv_python().exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv_dir())], check=True)
-    subprocess.run([str(venv_python()), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    f"pyspark=={PYSPARK_VERSION}"], check=True)
+        made = subprocess.run([sys.executable, "-m", "venv", str(venv_dir())], capture_output=True, text=True)
+        if made.returncode != 0:  # no ensurepip (Debian without python3-venv): the host's pip installs into it
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--clear", str(venv_dir())], check=True)
+    if subprocess.run([*pip, "--version"], capture_output=True).returncode != 0:
+        pip = [sys.executable, "-m", "pip", "--python", str(venv_python())]
+    subprocess.run([*pip, "install", "--quiet", "--disable-pip-version-check", f"pyspark=={PYSPARK_VERSION}"],
+                   check=True)
     found = _installed_pyspark()
     if found != PYSPARK_VERSION:
         raise RuntimeError(f"pyspark {PYSPARK_VERSION} not importable in {venv_dir()} (found {found})")
@@ -132,7 +137,6 @@ def read_status() -> dict[str, object]:
 
 def main() -> int:
     """Set up; always writes the status file; exit code 0 even on failure (the tests skip with the reason)."""
-    logging_prefix = "hudi oracle set-up:"
     start = time.monotonic()
     status: dict[str, object]
     try:
@@ -145,7 +149,7 @@ def main() -> int:
     status["seconds"] = round(time.monotonic() - start, 1)
     home().mkdir(parents=True, exist_ok=True)
     status_path().write_text(json.dumps(status, indent=1))
-    sys.stderr.write(f"{logging_prefix} {'ok' if status['ok'] else status['reason']} ({status['seconds']} s)\n")
+    sys.stderr.write(f"hudi oracle set-up: {'ok' if status['ok'] else status['reason']} ({status['seconds']} s)\n")
     return 0
 
 
