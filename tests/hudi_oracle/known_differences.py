@@ -49,7 +49,8 @@ _RECORD_KEY_UPDATE = ("sqlext refuses an UPDATE assigning the record key (Hudi 1
                       "clause'); Hudi 0.15 accepts it and writes id = 2 under record key '1', a row whose key "
                       "column and _hoodie_record_key disagree")
 _INSERT_DUPLICATES = ("INSERT INTO a key already stored: Hudi 0.15 (hoodie.spark.sql.insert.into.operation = insert, its "
-                      "default) writes a second row with that key; sqlext replaces the stored row (INSERT duplicate "
+                      "default; hoodie.merge.allow.duplicate.on.inserts = true since HUDI-6089) writes a second row with "
+                      "that key; sqlext replaces the stored row (INSERT duplicate "
                       "rules: being fixed on another branch)")
 _MERGE_DELETE_ORDERING = ("MERGE ... WHEN MATCHED AND ... THEN DELETE on a table with preCombineField: Hudi 0.15's "
                           "ExpressionPayload keeps the stored row when the source's ts is lower; sqlext deletes it "
