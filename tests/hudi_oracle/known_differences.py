@@ -52,9 +52,11 @@ _INSERT_DUPLICATES = ("INSERT INTO a key already stored: Hudi 0.15 (hoodie.spark
                       "default; hoodie.merge.allow.duplicate.on.inserts = true since HUDI-6089) writes a second row with "
                       "that key; sqlext replaces the stored row (INSERT duplicate "
                       "rules: being fixed on another branch)")
-_MERGE_DELETE_ORDERING = ("MERGE ... WHEN MATCHED AND ... THEN DELETE on a table with preCombineField: Hudi 0.15's "
-                          "ExpressionPayload keeps the stored row when the source's ts is lower; sqlext deletes it "
-                          "(MERGE matching rules: being fixed on another branch)")
+_MERGE_DELETE_ORDERING = ("MERGE ... WHEN MATCHED AND <cond> THEN DELETE WHEN MATCHED THEN UPDATE ...: Hudi 0.15's "
+                          "ExpressionPayload.processMatchedRecord tries every matched UPDATE clause before the DELETE "
+                          "clause, whatever their order (and with preCombineField keeps the stored row when the "
+                          "source's ts is lower), so the row is not deleted; sqlext applies the first matching clause, "
+                          "as Spark's MERGE does (MERGE matching rules: being fixed on another branch)")
 _BUG_HUDI_RS_MOR = ("TO INVESTIGATE: on sqlext's merge-on-read table with preCombineField, after an UPDATE that lowers "
                     "ts, hudi-rs 0.5 returns the later log record while sqlext and Hudi 0.15's Spark keep the greater "
                     "ts; on Hudi's own table all readers agree")
