@@ -80,7 +80,7 @@ CORPUS: list[Script] = [
             "insert into {t} values (1, 'a1', 10, 1000), (2, 'a2', 20, 1000)",
             "insert into {t} values (1, 'a1b', 11, 999), (2, 'a2b', 21, 1001)",
             "select id, name, price, ts from {t}",
-            "set hoodie.spark.sql.insert.into.operation = insert"),
+            "reset hoodie.spark.sql.insert.into.operation"),
     # TestInsertTable: too few columns
     _script("insert_not_enough_columns",
             f"create table {{t}} ({_COLS}) using hudi tblproperties (primaryKey = 'id')",
