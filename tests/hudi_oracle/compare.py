@@ -141,8 +141,8 @@ def run_script(script: Script, hudi: HudiRunner, session: Any, prefix: str) -> O
     """Run ``script`` on both sides with tables named ``<prefix>_<placeholder>``; compare statement by statement,
     then the final tables read cross-wise.
 
-    Once a SELECT's rows differ (the tables' states diverged), later SELECTs are no longer compared (their
-    differences would be consequences); statements still are, by success or failure."""
+    Once a SELECT's rows differ or one side fails alone (the tables' states diverged), later SELECTs and CALL
+    results are no longer compared (their differences would be consequences); statements still are, by success or failure."""
     names = {p: f"{prefix}_{p}" for p in script.tables}
     differences: list[Difference] = []
     hudi_s = ours_s = 0.0
@@ -156,7 +156,7 @@ def run_script(script: Script, hudi: HudiRunner, session: Any, prefix: str) -> O
         hudi_s += h.seconds
         ours_s += o.seconds
         found = compare_answers(h, o, sql, stmt.expect)
-        if found and found[0] == "rows" and diverged:
+        if found and found[0] in ("rows", "call_result") and diverged:
             continue
         if found:
             differences.append(Difference(f"{script.name}#{index}:{found[0]}", found[0], sql, found[1], found[2]))
