@@ -70,11 +70,13 @@ def next_log_version(ctx: WriteContext, slice_: LatestSlice) -> int:
 def _delete_ordering(ctx: WriteContext, removed: pa.Table) -> tuple[list[object], str | None]:
     """Ordering values for the delete records: each deleted record's own precombine value, typed like the
     field (0 where it is null). Equal to the stored value, the delete then wins by commit order under both
-    Java's rule (an ordering value other than Integer 0 loses only to a greater one) and hudi-rs's."""
+    Java's rule (an ordering value other than Integer 0 loses only to a greater one) and hudi-rs's. A table
+    without a precombine field gets ``IntWrapper(0)``, as Hudi's Spark SQL DELETE writes it: Hudi 0.15's log
+    scanner fails on a delete record without an ordering value ("Ordering value is null for record")."""
     field = ctx.precombine_field
     field_kind = field_type(ctx.data_schema, field) if field else None
     if not field or field_kind is None:
-        return [None] * removed.num_rows, None
+        return [0] * removed.num_rows, "IntWrapper"
     wrapper = ordering_wrapper_for(field_kind)
     zero: object = {"StringWrapper": "0", "BooleanWrapper": False, "BytesWrapper": b""}.get(wrapper, 0)
     stored = field_values(removed, field)

@@ -253,3 +253,19 @@ def test_a_write_over_jdbc_is_refused_in_one_line(server: int, run_async: bool) 
     assert "sqlext shell" in message
     assert len(info) <= 1, info
     assert pyhive_rows(server, f"SELECT count(*) FROM {TABLE}") == [(4,)]
+
+
+@pytest.mark.extended  # a beeline JVM (~1 min); the PyHive cases above cover the default run
+def test_beeline_shows_a_refused_write_in_one_line(server: int) -> None:
+    """What the user saw: beeline printed the refusal of an INSERT with ~85 lines of Java stack trace. Now its
+    output holds the refusal line and no stack frame."""
+    cmd = [find_java(), "-cp", f"{pyspark_jars_dir()}/*", "org.apache.hive.beeline.BeeLine",
+           "-u", f"jdbc:hive2://127.0.0.1:{server}/default", "-n", "x", "--silent=true",
+           "-e", f"INSERT INTO {TABLE} VALUES (9, 'z', 9, 'x')"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert re.search(rf"INSERT on Hudi table (spark_catalog\.)?default\.{TABLE} is not run by plain Spark SQL",
+                     output), output
+    frames = [line for line in output.splitlines() if re.match(r"\s+at [\w$.]+\(", line)]
+    assert frames == [], output
