@@ -47,4 +47,6 @@ def test_an_upsert_spreads_equal_file_groups_evenly(session: Session, tmp_path) 
     per_task = sorted(Counter(name.split("_")[1].split("-")[0] for name in written).values())
     assert per_task == [2, 2, 2]
     rows = spark.sql("SELECT count(*) AS n, count_if(name = 'changed') AS c FROM slots").collect()[0]
-    assert (rows["n"], rows["c"]) == (600, 120)
+    # an insert keeps the stored rows of the keys it writes again (hoodie.merge.allow.duplicate.on.inserts is
+    # true, as in Hudi 0.14+): 600 stored + 120 inserted
+    assert (rows["n"], rows["c"]) == (720, 120)
