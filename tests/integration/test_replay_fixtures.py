@@ -43,9 +43,17 @@ def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(cleaned, key=lambda r: (str(r.get("_hoodie_record_key")), str(r.get("id"))))
 
 
+LOCATION = re.compile(r"(?i)(\blocation\s+)'([^']+)'")
+"""A ``LOCATION '<path>'`` clause: the fixture scripts name the paths of the machine that wrote them."""
+
+
 def _replay(session: Session, script: Path, workdir: Path) -> int:
-    """Run ``script`` through the shell; a rollback_to_instant call gets the replayed table's latest commit."""
-    text = script.read_text(encoding="utf-8")
+    """Run ``script`` through the shell; a rollback_to_instant call gets the replayed table's latest commit.
+    A ``LOCATION`` the script gives (``/opt/data/external_tables/...`` on the machine that wrote the fixture) is
+    moved under ``workdir``: at its own path, the table of an earlier run was still there (DROP TABLE of an
+    external table keeps its files), and the replay then added its commits to that table's."""
+    text = LOCATION.sub(lambda m: f"{m.group(1)}'{workdir / Path(m.group(2)).name}'",
+                        script.read_text(encoding="utf-8"))
     match = ROLLBACK_CALL.search(text)
     if match is None:
         return shell.main(["-S", "-f", str(script)], session_factory=lambda **_: session)
