@@ -145,6 +145,11 @@ class WriteConfig:
                                    "Drop incoming inserts whose key already exists.")
     SMALL_FILE_LIMIT = int_property("hoodie.parquet.small.file.limit", 104857600,
                             "Base files smaller than this (bytes) take new inserts; 0 disables.")
+    SMALL_FILE_GROUP_CANDIDATES_LIMIT = int_property(
+        "hoodie.merge.small.file.group.candidates.limit", 1,
+        "Merge-on-read: at most this many small base-only file groups per partition take a write's inserts; "
+        "their updates are merged into the new base file instead of a log file (Hudi HoodieWriteConfig "
+        "MERGE_SMALL_FILE_GROUP_CANDIDATES_LIMIT).")
     PARQUET_MAX_FILE_SIZE = int_property("hoodie.parquet.max.file.size", 125829120, "Target base file size (bytes).")
     PARQUET_BLOCK_SIZE = int_property("hoodie.parquet.block.size", 125829120, "Parquet row group size (bytes).")
     PARQUET_PAGE_SIZE = int_property("hoodie.parquet.page.size", 1048576, "Parquet page size (bytes).")

@@ -67,6 +67,7 @@ from engine.write.planner import (
     pack,
     plan_writes,
     reject_updates_in_clustering,
+    small_file_candidates,
 )
 from engine.write.prepare import BUCKET, FILE_ID, IS_DELETED, KEY_HASH, PARTITION_PATH, RECORD_KEY
 from engine.write.rollback import rollback_instant
@@ -510,16 +511,10 @@ def _bucketed_write(
         in_clustering = view.file_groups_in_pending_clustering()
         reject_updates_in_clustering(profile, latest, replaced, in_clustering, table.base_path)
         if operation is not WriteOperation.DELETE and not operation.is_replace:
-            for fg in latest.values():
-                if fg.size_bytes >= conf.get(WriteConfig.SMALL_FILE_LIMIT):
-                    continue
-                if (fg.partition_path, fg.file_id) in in_clustering:
-                    continue  # Hudi filterSmallFilesInClustering: no inserts into file groups being clustered
-                # Merge-on-read: only log-free slices that get no updates take inserts (their base file is
-                # rewritten), so every key stays findable in a base file by the simple index.
-                if table.is_mor and (slices[fg.file_id].log_file_names or fg.file_id in profile.updates):
-                    continue
-                small.setdefault(fg.partition_path, []).append(fg)
+            small = small_file_candidates(
+                latest, profile, conf, merge_on_read=table.is_mor,
+                log_free=[fid for fid, sl in slices.items() if sl.base_file_name and not sl.log_file_names],
+                excluded=in_clustering)
         missing = [fid for fid in profile.updates if fid not in latest and fid not in created]
         if missing:
             raise errors.CommitConflict(
@@ -537,7 +532,11 @@ def _bucketed_write(
         else:
             bucket_schema = StructType([*tagged.schema.fields, StructField(BUCKET, IntegerType(), False)])
             bucketed = tagged.mapInArrow(tasks.assign_buckets_fn(plan), bucket_schema)
-        appends = {fid: slices[fid] for fid in profile.updates if fid in slices} if table.is_mor else {}
+        # Merge-on-read small-file candidates take their updates into the rewritten base file (Hudi's "small
+        # file corrections for updates"); every other updated file group gets a log file.
+        merged = {fg.file_id for files in small.values() for fg in files}
+        appends = ({fid: slices[fid] for fid in profile.updates if fid in slices and fid not in merged}
+                   if table.is_mor else {})
         tasks_at_most = _shuffle_partitions(spark, conf, operation)
         if len(plan.buckets) <= MAX_SLOTTED_BUCKETS:
             task_of = pack(bucket_work(plan, profile, appends, avg_size), tasks_at_most)

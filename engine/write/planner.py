@@ -144,6 +144,55 @@ def average_record_size(commits: Iterable[CommitMetadata], conf: HoodieConfig) -
     return conf.get(WriteConfig.RECORD_SIZE_ESTIMATE)
 
 
+def small_file_candidates(
+    latest: Mapping[str, ExistingFileGroup],
+    profile: WorkloadProfile,
+    conf: HoodieConfig,
+    *,
+    merge_on_read: bool,
+    log_free: Iterable[str] = (),
+    excluded: Iterable[tuple[str, str]] = (),
+) -> dict[str, list[ExistingFileGroup]]:
+    """Per partition, the base files that take this write's inserts (Hudi ``UpsertPartitioner.getSmallFiles`` and,
+    for merge-on-read, ``SparkUpsertDeltaCommitPartitioner.getSmallFileCandidates``).
+
+    Copy-on-write: every base file under ``hoodie.parquet.small.file.limit``. Merge-on-read (an index that cannot
+    index log files, as all of ours): only file groups whose latest slice is a base file without log files (and no
+    pending compaction), under the limit, the smallest first, at most ``hoodie.merge.small.file.group.candidates.limit``
+    of them per partition, and only in partitions that receive inserts. A merge-on-read candidate's *updates* are
+    merged into its new base file too, not appended to a log ("small file corrections for updates",
+    ``BaseSparkDeltaCommitActionExecutor.handleUpdate``): the caller must not append to it.
+
+    Args:
+        latest: latest base file per file id (log-only file groups have ``base_file_path == ""``).
+        profile: incoming record counts.
+        conf: write config.
+        merge_on_read: the table type.
+        log_free: merge-on-read file ids whose latest slice has a base file and no log file.
+        excluded: ``(partition, file id)`` pairs that never take inserts (pending clustering).
+
+    Returns:
+        partition path -> candidates (smallest first).
+    """
+    limit = conf.get(WriteConfig.SMALL_FILE_LIMIT)
+    if limit <= 0:
+        return {}
+    skip = set(excluded)
+    clean = set(log_free)
+    per_partition: dict[str, list[ExistingFileGroup]] = {}
+    for fg in latest.values():
+        if fg.size_bytes >= limit or (fg.partition_path, fg.file_id) in skip or not fg.base_file_path:
+            continue
+        if merge_on_read and (fg.file_id not in clean or profile.inserts.get(fg.partition_path, 0) <= 0):
+            continue
+        per_partition.setdefault(fg.partition_path, []).append(fg)
+    for files in per_partition.values():
+        files.sort(key=lambda f: (f.size_bytes, f.file_id))
+        if merge_on_read:
+            del files[conf.get(WriteConfig.SMALL_FILE_GROUP_CANDIDATES_LIMIT):]
+    return {p: f for p, f in per_partition.items() if f}
+
+
 def plan_writes(
     profile: WorkloadProfile,
     existing: Mapping[str, ExistingFileGroup],

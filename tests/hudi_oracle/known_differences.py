@@ -48,19 +48,8 @@ PATTERNS: list[Known] = [
 _RECORD_KEY_UPDATE = ("sqlext refuses an UPDATE assigning the record key (Hudi 1.0's 'Detected disallowed assignment "
                       "clause'); Hudi 0.15 accepts it and writes id = 2 under record key '1', a row whose key "
                       "column and _hoodie_record_key disagree")
-_BUG_HUDI_RS_MOR = ("TO INVESTIGATE: on sqlext's merge-on-read table with preCombineField, after an UPDATE that lowers "
-                    "ts, hudi-rs 0.5 returns the later log record while sqlext and Hudi 0.15's Spark keep the greater "
-                    "ts; on Hudi's own table all readers agree")
-
-_MOR_UPDATE_LOWER_ORDERING = ("TO INVESTIGATE: an UPDATE that lowers the precombine value (SET ts = 5 over a stored ts "
-                              "9) on a merge-on-read table: Hudi 0.15 shows the updated row; sqlext's snapshot keeps the "
-                              "stored record with the greater ts. Seen once seed3's earlier statements agreed (they "
-                              "masked it before)")
-
 EXACT: dict[str, str] = {
     "update_record_key#2:only_sqlext_fails": _RECORD_KEY_UPDATE,
-    "seed3#7:rows": _MOR_UPDATE_LOWER_ORDERING,
-    "seed3:final:t:hudi_rs_reads_sqlext": _BUG_HUDI_RS_MOR,
 }
 """Single corpus differences: key -> reason."""
 

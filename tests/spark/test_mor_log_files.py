@@ -131,3 +131,25 @@ def test_a_delete_without_precombine_field_carries_hudis_zero_ordering_value(ses
                 deletes += block.delete_records()
     assert [(d.record_key, d.ordering_value, d.ordering_type) for d in deletes] == [("1", 0, "IntWrapper")]
     assert rows(session, table_name, entry.location) == [(2, "b")]
+
+
+def test_small_base_file_takes_a_batchs_updates_with_its_inserts(session: Session, table_name: str) -> None:
+    """Hudi's merge-on-read upsert partitioner: a partition's smallest log-free base file takes the batch's inserts,
+    and the updates of that file group are merged into its new base file, not appended to a log ("small file
+    corrections"). What a later UPDATE sees follows: the row written by the last INSERT sits in the base file, so
+    an UPDATE lowering the precombine value replaces it (OverwriteWithLatestAvroPayload), as in Hudi 0.15."""
+    session.sql(f"""CREATE TABLE {table_name} (id INT, v STRING, ts BIGINT) USING hudi
+        TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts')""")
+    session.sql(f"INSERT INTO {table_name} VALUES (4, 'a', 9), (5, 'b', 9)")
+    session.sql(f"INSERT INTO {table_name} VALUES (4, 'd', 7), (6, 'd', 2)")
+    session.sql(f"INSERT INTO {table_name} VALUES (4, 'e', 9), (2, 'c', 5)")
+    entry = session.catalog.lookup_name(table_name)
+    assert entry is not None
+    table = Table.load(entry.location)
+    slices = table.file_system_view().all_latest_file_slices()
+    assert len(slices) == 1 and not slices[0].log_files, "inserts and updates went into one rewritten base file"
+    assert rows(session, table_name, entry.location) == [(2, "c"), (4, "e"), (5, "b"), (6, "d")]
+    session.sql(f"UPDATE {table_name} SET v = 'u', ts = 5 WHERE id = 4")
+    slices = table.file_system_view().all_latest_file_slices()
+    assert len(slices) == 1 and len(slices[0].log_files) == 1, "an update-only batch appends to a log file"
+    assert rows(session, table_name, entry.location) == [(2, "c"), (4, "u"), (5, "b"), (6, "d")]

@@ -19,6 +19,7 @@ from engine.write.planner import (
     WorkloadProfile,
     average_record_size,
     plan_writes,
+    small_file_candidates,
 )
 from engine.write.prepare import IS_DELETED, PARTITION_PATH, RECORD_KEY, dedupe_by_key
 
@@ -71,6 +72,33 @@ def test_no_small_file_handling_when_limit_is_zero_and_split_size_without_auto_s
     small = existing("small", 10)
     plan = plan_writes(WorkloadProfile(inserts={"p=a": 15}), {}, {"p=a": [small]}, 100, conf)
     assert [b.kind for b in plan.buckets] == [BucketKind.INSERT] * 3
+
+
+def test_small_file_candidates_copy_on_write_takes_every_small_base_file() -> None:
+    conf = HoodieConfig({"hoodie.parquet.small.file.limit": "600"})
+    latest = {f.file_id: f for f in (existing("a", 500), existing("b", 100), existing("c", 700),
+                                     existing("d", 50, "p=b"))}
+    profile = WorkloadProfile(updates={"a": 1}, inserts={"p=a": 3})
+    small = small_file_candidates(latest, profile, conf, merge_on_read=False, excluded=[("p=a", "b")])
+    assert {p: [f.file_id for f in fs] for p, fs in small.items()} == {"p=a": ["a"], "p=b": ["d"]}
+
+
+def test_small_file_candidates_merge_on_read_follow_hudi_delta_commit_partitioner() -> None:
+    """Merge-on-read: base-only slices, smallest first, one per partition by default, only where inserts arrive;
+    a candidate with updates stays a candidate (its updates are merged into the new base file)."""
+    latest = {f.file_id: f for f in (existing("a", 500), existing("b", 100), existing("c", 300),
+                                     existing("d", 50, "p=b"),
+                                     ExistingFileGroup("p=a", "e", "", "1", 0))}
+    profile = WorkloadProfile(updates={"b": 2}, inserts={"p=a": 3})
+    default = HoodieConfig({"hoodie.parquet.small.file.limit": "600"})
+    small = small_file_candidates(latest, profile, default, merge_on_read=True, log_free=["a", "b", "d", "e"])
+    assert {p: [f.file_id for f in fs] for p, fs in small.items()} == {"p=a": ["b"]}
+    wider = HoodieConfig({"hoodie.parquet.small.file.limit": "600",
+                          "hoodie.merge.small.file.group.candidates.limit": "5"})
+    small = small_file_candidates(latest, profile, wider, merge_on_read=True, log_free=["a", "b", "d", "e"])
+    assert [f.file_id for f in small["p=a"]] == ["b", "a"]  # c has log files; e has no base file
+    no_inserts = WorkloadProfile(updates={"b": 2}, inserts={})
+    assert small_file_candidates(latest, no_inserts, wider, merge_on_read=True, log_free=["a", "b"]) == {}
 
 
 def test_average_record_size_from_newest_large_enough_commit() -> None:
