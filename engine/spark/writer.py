@@ -33,7 +33,7 @@ from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, St
 from engine import errors
 from engine.auto_keys import is_keyless, validate_auto_key_config
 from engine.concurrency.transaction import forget_start
-from engine.config import HoodieConfig, TableConfig, WriteConfig, parse_list
+from engine.config import CompactionConfig, HoodieConfig, TableConfig, WriteConfig, parse_list
 from engine.errors import EngineError, WriteError
 from engine.filegroup.partition_metadata import check_partition_layout
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
@@ -213,6 +213,27 @@ def _collect_stats(df: DataFrame) -> list[WriteStat]:
     return [WriteStat.from_dict(json.loads(row[0])) for row in df.collect()]
 
 
+def datasource_write_options(merge_on_read: bool, table_config: HoodieConfig,
+                             options: Mapping[str, str] | None) -> dict[str, str]:
+    """The write options of a Spark SQL / data source write with Hudi's data source defaults applied
+    (``DataSourceUtils.createHoodieConfig``): a merge-on-read batch write compacts inline
+    (``hoodie.compact.inline=true``, every ``hoodie.compact.inline.max.delta.commits`` delta commits) unless the
+    option or the table sets ``hoodie.compact.inline`` itself.
+
+    Args:
+        merge_on_read: the table type.
+        table_config: the table's stored config (its own ``hoodie.compact.inline`` wins too).
+        options: the statement's write options (``hoodie.*``).
+
+    Returns:
+        A new mapping: ``options`` plus the derived defaults.
+    """
+    merged = dict(options or {})
+    if merge_on_read and CompactionConfig.INLINE.key not in merged and not table_config.contains(CompactionConfig.INLINE):
+        merged[CompactionConfig.INLINE.key] = "true"
+    return merged
+
+
 def write_dataframe(
     spark: SparkSession,
     table: Table,
@@ -245,6 +266,7 @@ def write_dataframe(
             nothing was changed.
         EngineError: the write failed; it was rolled back and the table reads its last commit.
     """
+    options = datasource_write_options(table.is_mor, table.config, options)
     conf = table.config.overlay(options)
     keyless = is_keyless(conf)
     if keyless and not prepped:

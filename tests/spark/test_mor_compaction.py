@@ -143,6 +143,22 @@ def test_inline_compaction_after_enough_delta_commits(session: Session, table_na
     assert state(session, table_name, location) == [(1, "a4"), (2, "b2"), (3, "c2")]
 
 
+@pytest.mark.parametrize("inline", [None, "false"])
+def test_sql_writes_compact_inline_by_default_as_hudis_data_source_does(
+        session: Session, table_name: str, inline: str | None) -> None:
+    """Hudi's data source (DataSourceUtils.createHoodieConfig) turns inline compaction on for merge-on-read batch
+    writes unless hoodie.compact.inline is set: the 5th delta commit is followed by a compaction."""
+    extra = "" if inline is None else f", 'hoodie.compact.inline' = '{inline}'"
+    location = make_mor(session, table_name, extra)  # 2 delta commits
+    for i in range(3):
+        session.sql(f"UPDATE {table_name} SET v = 'u{i}', ts = {10 + i} WHERE id = 1")
+    table = Table.load(location)
+    compactions = [i for i in table.timeline.completed_commits()
+                   if i.action == "commit" and table.commit_metadata(i).compacted]
+    assert len(compactions) == (1 if inline is None else 0)
+    assert state(session, table_name, location) == [(1, "u2"), (2, "b2"), (3, "c2")]
+
+
 def test_compaction_tasks_allocate_arrow_buffers_from_the_system_allocator(session: Session) -> None:
     """Python workers of sqlext's sessions use the system allocator (it returns freed pages, jemalloc keeps
     them: bench_compaction_memory), and a compaction task switches to it even where the worker does not."""
