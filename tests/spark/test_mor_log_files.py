@@ -153,3 +153,17 @@ def test_small_base_file_takes_a_batchs_updates_with_its_inserts(session: Sessio
     slices = table.file_system_view().all_latest_file_slices()
     assert len(slices) == 1 and len(slices[0].log_files) == 1, "an update-only batch appends to a log file"
     assert rows(session, table_name, entry.location) == [(2, "c"), (4, "u"), (5, "b"), (6, "d")]
+
+
+def test_a_log_record_replaces_the_first_stored_row_of_a_duplicated_key(session: Session, table_name: str) -> None:
+    """A table without preCombineField keeps duplicate keys on INSERT. An UPDATE of such a key logs its rows
+    (folded into one record, the later wins); on read it replaces the first base row with that key only, the
+    other stays as stored: Hudi 0.15's Spark reader and hudi-rs answer the same for these files."""
+    session.sql(f"""CREATE TABLE {table_name} (id INT, v STRING, ts BIGINT) USING hudi
+        TBLPROPERTIES (type = 'mor', primaryKey = 'id')""")
+    session.sql(f"INSERT INTO {table_name} VALUES (1, 'a', 1), (1, 'b', 2), (2, 'c', 3)")
+    entry = session.catalog.lookup_name(table_name)
+    assert entry is not None
+    assert rows(session, table_name, entry.location) == [(1, "a"), (1, "b"), (2, "c")]
+    session.sql(f"UPDATE {table_name} SET v = concat(v, '+') WHERE id = 1")
+    assert rows(session, table_name, entry.location) == [(1, "b"), (1, "b+"), (2, "c")]

@@ -23,11 +23,13 @@ def rows(session: Session, sql: str) -> list[tuple[object, ...]]:
 @pytest.fixture
 def one_delta_commit(session: Session) -> Iterator[None]:
     """``withSQLConf("hoodie.compact.inline" -> "false", "hoodie.compact.inline.max.delta.commits" -> "1")``."""
+    session.sql("SET hoodie.compact.inline = false")
     session.sql("SET hoodie.compact.inline.max.delta.commits = 1")
     try:
         yield
     finally:
         session.sql("RESET hoodie.compact.inline.max.delta.commits")
+        session.sql("RESET hoodie.compact.inline")
 
 
 def mor(session: Session, name: str, extra: str = "") -> None:
@@ -41,9 +43,9 @@ def mor(session: Session, name: str, extra: str = "") -> None:
 
 def test_run_compaction_schedule_returns_the_plan_and_show_lists_every_compaction(
         session: Session, table_name: str) -> None:
-    # TestCompactionProcedure "by Table" (there 4 inserts + 1 update reach the default 5 delta commits; here the
-    # trigger is lowered in the table's properties, which the procedure reads as Hudi's does).
-    mor(session, table_name, ", 'hoodie.compact.inline.max.delta.commits' = '1'")
+    # TestCompactionProcedure "by Table" (there 4 inserts + 1 update reach the default 5 delta commits, with inline
+    # compaction off; here the trigger is lowered in the table's properties, which the procedure reads as Hudi's does).
+    mor(session, table_name, ", 'hoodie.compact.inline' = 'false', 'hoodie.compact.inline.max.delta.commits' = '1'")
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a1', 10, 1000)")
     session.sql(f"INSERT INTO {table_name} VALUES (2, 'a2', 10, 1000)")
     session.sql(f"UPDATE {table_name} SET price = 11 WHERE id = 1")
