@@ -275,7 +275,7 @@ def _write_then_forget(session: Session, name: str, base: Path, columns: str, va
 READ = "select _hoodie_record_key, _hoodie_partition_path, id, name, value, ts, dt from {} order by id"
 
 
-@pytest.mark.parametrize("partition_value", ["2021-08-02", "2021/08/02"])
+@pytest.mark.parametrize("partition_value", [pytest.param("2021-08-02", marks=pytest.mark.extended), "2021/08/02"])
 def test_create_table_from_existing_table(session: Session, table_name: str, tmp_path: Path,
                                           partition_value: str) -> None:
     """Test Create Table From Existing Hoodie Table: the path-style (not hive-style) partitioned table is
