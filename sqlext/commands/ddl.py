@@ -183,9 +183,9 @@ def hudi_table_properties(database: str, name: str, schema: StructType, partitio
         TableConfig.NAME.key: name,
         TableConfig.DATABASE_NAME.key: database,
         TableConfig.TYPE.key: table_type,
-        TableConfig.KEYGEN_CLASS.key: hoodie.get(
-            TableConfig.KEYGEN_CLASS.key,
-            hoodie.get("hoodie.datasource.write.keygenerator.class", infer_keygen(record_keys, partitioned_by))),
+        # Hudi 0.15's SQL infers the key generator; hoodie.datasource.write.keygenerator.class is not taken (a
+        # write then refuses the conflict: sqlext.commands.options.require_table_keygen).
+        TableConfig.KEYGEN_CLASS.key: hoodie.get(TableConfig.KEYGEN_CLASS.key, infer_keygen(record_keys, partitioned_by)),
         TableConfig.HIVE_STYLE_PARTITIONING.key: hoodie.get(TableConfig.HIVE_STYLE_PARTITIONING.key, "true"),
         TableConfig.URL_ENCODE_PARTITIONING.key: hoodie.get(TableConfig.URL_ENCODE_PARTITIONING.key, "false"),
         TableConfig.CREATE_SCHEMA.key: json.dumps(avro, separators=(",", ":")),
