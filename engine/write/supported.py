@@ -32,9 +32,14 @@ def check_write_supported(table: Table, conf: HoodieConfig) -> None:
             ``hoodie.table.cdc.supplemental.logging.mode`` is not a mode Hudi knows, or
             ``hoodie.datasource.write.drop.partition.columns`` differs from the table's (a table's data files
             either all hold their partition columns or none do), or ``hoodie.metadata.enable`` is true (this
-            engine maintains no metadata table: :mod:`engine.metadata_table`).
+            engine maintains no metadata table: :mod:`engine.metadata_table`), or the table's
+            ``hoodie.table.base.file.format`` is not PARQUET (ORC and HFILE base files are not written here).
     """
     refuse_metadata_table(conf, table)
+    if table.base_file_format != "PARQUET":
+        raise errors.ConfigError(
+            f"{TableConfig.BASE_FILE_FORMAT.key}={table.base_file_format} is not supported for table "
+            f"{table.base_path} (this engine writes PARQUET base files only); nothing was written")
     check_payload_class(configured_payload(conf), f"table {table.base_path}")
     kind = index_type(conf)
     if kind not in SUPPORTED_INDEX_TYPES:

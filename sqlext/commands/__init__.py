@@ -59,7 +59,7 @@ def _handlers() -> dict[type, Callable[[CommandContext, Any], DataFrame]]:
     table[st.Compaction] = service_statement
     for name in ("RenameTable", "SetProperties", "UnsetProperties", "DropPartitions", "SetLocation"):
         table[getattr(st, name)] = ddl.alter_table
-    for name in ("AddColumns", "RenameColumn", "DropColumns", "AlterColumn", "ChangeColumn"):
+    for name in ("AddColumns", "RenameColumn", "DropColumns", "AlterColumn", "ChangeColumn", "ReplaceColumns"):
         table[getattr(st, name)] = alter_columns.alter_columns
     return table
 

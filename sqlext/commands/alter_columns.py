@@ -1,4 +1,5 @@
-"""ALTER TABLE column changes on Hudi tables: ADD COLUMNS, RENAME COLUMN, DROP COLUMN(S), ALTER|CHANGE COLUMN.
+"""ALTER TABLE column changes on Hudi tables: ADD COLUMNS, RENAME COLUMN, DROP COLUMN(S), ALTER|CHANGE COLUMN;
+REPLACE COLUMNS is refused as Hudi 0.15 refuses it.
 
 Without schema on read (``hoodie.schema.on.read.enable`` unset or false), as Hudi 0.14's
 ``AlterHoodieTableAddColumnsCommand`` / ``AlterHoodieTableChangeColumnCommand``: ``ADD COLUMNS`` appends
@@ -17,6 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql.types import DataType, StructField, StructType, _parse_datatype_string
 
@@ -25,6 +27,7 @@ from engine.errors import SchemaEvolutionError
 from engine.formats.avro_schema import META_FIELDS, arrow_to_avro
 from engine.schema import changes
 from engine.schema.internal_schema import InternalSchema, InternalType
+from engine.services.post_commit import run_post_commit
 from engine.spark.schema import arrow_to_spark, spark_to_arrow, table_data_schema
 from engine.table import Table
 from engine.write.alter_schema import commit_schema_change
@@ -41,6 +44,7 @@ from sqlext.parser.statements import (
     ChangeColumn,
     DropColumns,
     RenameColumn,
+    ReplaceColumns,
 )
 
 if TYPE_CHECKING:
@@ -88,6 +92,8 @@ def alter_columns(ctx: CommandContext, stmt: AlterTable) -> DataFrame:
     if isinstance(stmt, ChangeColumn):
         stmt = _as_alter_column(stmt, entry)
     evolve = schema_on_read(ctx, entry)
+    if isinstance(stmt, ReplaceColumns):
+        _refuse_replace_columns(entry, evolve)
     if isinstance(stmt, AddColumns) and not evolve:
         _add_columns_appended(ctx, entry, table, stmt)
     elif isinstance(stmt, AlterColumn) and not evolve:
@@ -101,6 +107,25 @@ def alter_columns(ctx: CommandContext, stmt: AlterTable) -> DataFrame:
         _evolve(ctx, entry, table, _change_of(stmt, entry, table))
     ctx.catalog.refresh(entry)
     return empty_result(ctx.spark)
+
+
+def _refuse_replace_columns(entry: CatalogTable, evolve: bool) -> None:
+    """``ALTER TABLE t REPLACE COLUMNS (...)`` is refused as Hudi 0.15 on Spark 3.5 refuses it: without schema on
+    read Hudi's catalog table does not support it (Spark's ``UNSUPPORTED_FEATURE.TABLE_OPERATION``); with it Hudi's
+    ``AlterTableCommand`` replaces by deleting every column first, the ``_hoodie_*`` meta columns included, and
+    refuses that (``cannot modify hudi meta col``). Nothing is changed.
+
+    Raises:
+        SqlAnalysisError: always, with Hudi's message and the table's name.
+    """
+    if evolve:
+        raise SqlAnalysisError(f"cannot modify hudi meta col: {META_FIELDS[0]} (ALTER TABLE {entry.display} REPLACE "
+                               "COLUMNS deletes every column, the meta columns included; use ADD COLUMNS, DROP "
+                               "COLUMN and RENAME COLUMN)")
+    raise SqlAnalysisError(
+        f"[UNSUPPORTED_FEATURE.TABLE_OPERATION] The feature is not supported: Table `spark_catalog`."
+        f"`{entry.database}`.`{entry.name}` does not support REPLACE COLUMNS. (Hudi tables change columns with ADD "
+        "COLUMNS, and with hoodie.schema.on.read.enable=true DROP COLUMN and RENAME COLUMN)")
 
 
 def _as_alter_column(stmt: ChangeColumn, entry: CatalogTable) -> AlterColumn:
@@ -235,10 +260,21 @@ def _add_columns_appended(ctx: CommandContext, entry: CatalogTable, table: Table
     data_fields = [f for f in current.fields if f.name.lower() not in partitions]
     partition_fields = [f for f in current.fields if f.name.lower() in partitions]
     new_schema = StructType([*data_fields, *added, *partition_fields])
-    avro = arrow_to_avro(spark_to_arrow(new_schema), table.name)
-    instant = start_write(table, WriteOperation.ALTER_SCHEMA)
-    finish_write(table, instant, WriteOperation.ALTER_SCHEMA, [], avro)
     declared = {f.name.lower(): f for f in entry.schema.fields}
+    # Hudi converts the catalog's columns (their COMMENTs too) with its own Avro converter, which keeps a comment
+    # as the field's doc; pyspark's Arrow conversion drops field metadata, so the comments are put back here.
+    comments = {f.name.lower(): (f.metadata or {}).get("comment") for f in [*declared.values(), *added]}
+    arrow = spark_to_arrow(new_schema)
+    arrow = pa.schema([f.with_metadata({b"comment": str(comments[f.name.lower()]).encode()})
+                       if comments.get(f.name.lower()) else f for f in arrow])
+    avro = arrow_to_avro(arrow, table.name)
+    conf = table.config.overlay({**{k: v for k, v in entry.properties.items() if k.startswith("hoodie.")},
+                                 **session_hoodie_confs(ctx.spark)})
+    instant = start_write(table, WriteOperation.ALTER_SCHEMA, conf)
+    committed = finish_write(table, instant, WriteOperation.ALTER_SCHEMA, [], avro, conf=conf)
+    # Hudi commits the wider schema through its write client, whose postCommit cleans and archives as after any
+    # write (hoodie.clean.automatic, hoodie.archive.automatic).
+    run_post_commit(table.reload(), conf, instant.timestamp, instant.action, committed)
     kept = StructType([declared.get(f.name.lower(), f) for f in new_schema.fields[:len(data_fields)]] + added
                       + [declared.get(f.name.lower(), f) for f in partition_fields])
     ctx.catalog.replace_columns(entry, kept, tuple(entry.partition_columns))

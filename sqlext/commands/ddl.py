@@ -17,7 +17,21 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import StructField, StructType, _parse_datatype_string
+from pyspark.sql.types import (
+    ArrayType,
+    ByteType,
+    CharType,
+    DataType,
+    IntegerType,
+    MapType,
+    NullType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+    VarcharType,
+    _parse_datatype_string,
+)
 from pyspark.sql.utils import AnalysisException, ParseException
 
 from engine.config import CompactionConfig, IndexConfig, KeyGenConfig, ReadConfig, TableConfig, WriteConfig
@@ -79,8 +93,46 @@ def _spark_schema(stmt: CreateTable) -> StructType:
         raise SqlAnalysisError(f"CREATE TABLE {stmt.ident.name}: invalid column types: {exc}") from exc
     assert isinstance(parsed, StructType)
     comments = {c.name: c.comment for c in stmt.columns if c.comment}
-    return StructType([StructField(f.name, f.dataType, f.nullable, {"comment": comments[f.name]})
-                       if f.name in comments else f for f in parsed.fields])
+    return StructType([StructField(f.name, avro_sql_type(f.dataType), f.nullable,
+                                   {"comment": comments[f.name]} if f.name in comments else f.metadata)
+                       for f in parsed.fields])
+
+
+def avro_sql_type(dtype: DataType) -> DataType:
+    """``dtype`` as it comes back from Hudi's Avro schema: TINYINT and SMALLINT as INT, CHAR(n) and VARCHAR(n) as
+    STRING, inside structs, arrays and maps too. Hudi's ``HoodieCatalogTable`` gives a new table the columns of
+    the Avro schema it stored (``getTableSqlSchema``), so ``(id tinyint, name varchar(10))`` is ``id int, name
+    string`` in the catalog, in ``hoodie.table.create.schema`` and in ``DESCRIBE``."""
+    if isinstance(dtype, (ByteType, ShortType)):
+        return IntegerType()
+    if isinstance(dtype, (CharType, VarcharType)):
+        return StringType()
+    if isinstance(dtype, StructType):
+        return StructType([StructField(f.name, avro_sql_type(f.dataType), f.nullable, f.metadata)
+                           for f in dtype.fields])
+    if isinstance(dtype, ArrayType):
+        return ArrayType(avro_sql_type(dtype.elementType), dtype.containsNull)
+    if isinstance(dtype, MapType):
+        return MapType(avro_sql_type(dtype.keyType), avro_sql_type(dtype.valueType), dtype.valueContainsNull)
+    return dtype
+
+
+def _require_typed_columns(name: str, schema: StructType) -> None:
+    """A CTAS query column of type NULL (``SELECT null AS id``) has no Avro type: Hudi's
+    ``HoodieNullSchemaTypeException`` and its message, before anything is created.
+
+    Raises:
+        SqlAnalysisError: naming the first such column as Hudi's Avro record spells it.
+    """
+    def walk(fields: list[StructField], record: str) -> None:
+        for f in fields:
+            if isinstance(f.dataType, NullType):
+                raise SqlAnalysisError(f"Field '{record}.{f.name}' has type null (CREATE TABLE {name} AS SELECT: "
+                                       f"give the column a type, e.g. CAST(NULL AS STRING) AS {f.name})")
+            if isinstance(f.dataType, StructType):
+                walk(list(f.dataType.fields), f"{record}.{f.name}")
+
+    walk(list(schema.fields), f"hoodie.{name}.{name}_record")
 
 
 def _require_columns(table: str, names: list[str], columns: list[str], role: str) -> None:
@@ -131,9 +183,9 @@ def hudi_table_properties(database: str, name: str, schema: StructType, partitio
         TableConfig.NAME.key: name,
         TableConfig.DATABASE_NAME.key: database,
         TableConfig.TYPE.key: table_type,
-        TableConfig.KEYGEN_CLASS.key: hoodie.get(
-            TableConfig.KEYGEN_CLASS.key,
-            hoodie.get("hoodie.datasource.write.keygenerator.class", infer_keygen(record_keys, partitioned_by))),
+        # Hudi 0.15's SQL infers the key generator; hoodie.datasource.write.keygenerator.class is not taken (a
+        # write then refuses the conflict: sqlext.commands.options.require_table_keygen).
+        TableConfig.KEYGEN_CLASS.key: hoodie.get(TableConfig.KEYGEN_CLASS.key, infer_keygen(record_keys, partitioned_by)),
         TableConfig.HIVE_STYLE_PARTITIONING.key: hoodie.get(TableConfig.HIVE_STYLE_PARTITIONING.key, "true"),
         TableConfig.URL_ENCODE_PARTITIONING.key: hoodie.get(TableConfig.URL_ENCODE_PARTITIONING.key, "false"),
         TableConfig.CREATE_SCHEMA.key: json.dumps(avro, separators=(",", ":")),
@@ -168,7 +220,9 @@ def validate_table_options(table: str, hoodie: dict[str, str]) -> None:
       (matched case-insensitively here);
     * a copy-on-write table with ``hoodie.compact.inline=true``: ``Compaction is not supported on a
       CopyOnWrite table`` (Hudi fails the CTAS, and a plain CREATE's first write, after writing);
-    * a payload class whose merge this engine does not implement (:func:`engine.payloads.check_payload_class`).
+    * a payload class whose merge this engine does not implement (:func:`engine.payloads.check_payload_class`);
+    * a ``hoodie.table.base.file.format`` other than PARQUET (Hudi also writes ORC and HFILE base files; this
+      engine does not).
 
     Raises:
         SqlAnalysisError: naming the table and the option at fault.
@@ -189,6 +243,10 @@ def validate_table_options(table: str, hoodie: dict[str, str]) -> None:
             check_payload_class(hoodie.get(key), f"table {table} ({key})")
         except ConfigError as exc:
             raise SqlAnalysisError(str(exc).replace("; nothing was written", "")) from exc
+    base_format = hoodie.get(TableConfig.BASE_FILE_FORMAT.key)
+    if base_format is not None and base_format.strip().upper() != "PARQUET":
+        raise SqlAnalysisError(f"{TableConfig.BASE_FILE_FORMAT.key}={base_format} is not supported (CREATE TABLE "
+                               f"{table}): this engine writes and reads PARQUET base files only")
 
 
 def _mapped_type(hoodie: dict[str, str]) -> dict[str, str]:
@@ -205,14 +263,49 @@ def _validate_existing(table: Table, props: dict[str, str]) -> None:
     ``CreateHoodieTableCommand.validateTblProperties``, its message; the table type too)."""
     for key in (TableConfig.PRECOMBINE_FIELD.key, TableConfig.PARTITION_FIELDS.key,
                 TableConfig.RECORDKEY_FIELDS.key, TableConfig.KEYGEN_CLASS.key,
-                TableConfig.URL_ENCODE_PARTITIONING.key, TableConfig.HIVE_STYLE_PARTITIONING.key,
-                TableConfig.TYPE.key):
+                TableConfig.URL_ENCODE_PARTITIONING.key, TableConfig.HIVE_STYLE_PARTITIONING.key):
         wanted, stored = props.get(key), table.config.raw_value(key)
         if wanted is not None and stored is not None and wanted != stored:
             raise SqlAnalysisError(
                 f"assertion failed: Table config: {key} in the create table is: {wanted}, is not the same with "
                 f"the value in hoodie.properties, which is:  {stored}. Please keep the same. "
                 f"(table at {table.base_path})")
+    # The table type is not among validateTblProperties' keys: Hudi's HoodieWriterUtils.validateTableConfig
+    # refuses it when the table is initialised over the existing one.
+    key = TableConfig.TYPE.key
+    wanted, stored = props.get(key), table.config.raw_value(key)
+    if wanted is not None and stored is not None and wanted != stored:
+        raise SqlAnalysisError(f"Config conflict(key\tcurrent value\texisting value):\n{key}:\t{wanted}\t{stored}\n"
+                               f"(table at {table.base_path})")
+
+
+def _require_same_database(table: Table, database: str) -> None:
+    """An existing table whose ``hoodie.properties`` names another database cannot be registered in this one
+    (Hudi ``HoodieCatalogTable``, its message)."""
+    stored = table.config.raw_value(TableConfig.DATABASE_NAME.key)
+    if stored and stored != database:
+        raise SqlAnalysisError(f"The database names from this hoodie path and this catalog table is not same. "
+                               f"(hoodie.properties of {table.base_path} has {TableConfig.DATABASE_NAME.key}="
+                               f"{stored}; the table is created in {database})")
+
+
+def _complete_existing(table: Table, database: str, name: str, schema: StructType) -> Table:
+    """An existing table registered by CREATE TABLE gets what Hudi's SQL needs in its ``hoodie.properties`` when
+    the writer left it out (a DataFrame writer writes neither): ``hoodie.database.name`` (the catalog's database)
+    and ``hoodie.table.create.schema`` (Hudi ``HoodieCatalogTable.initHoodieTable``). Values already there are
+    kept (the table name too)."""
+    missing: dict[str, str | None] = {}
+    if not table.config.raw_value(TableConfig.DATABASE_NAME.key):
+        missing[TableConfig.DATABASE_NAME.key] = database
+    if not table.config.raw_value(TableConfig.CREATE_SCHEMA.key) and schema.fields:
+        avro = arrow_to_avro(spark_to_arrow(schema), name, with_defaults=False)
+        missing[TableConfig.CREATE_SCHEMA.key] = json.dumps(avro, separators=(",", ":"))
+    if not missing:
+        return table
+    logger.info("CREATE TABLE %s.%s over %s: adding %s to hoodie.properties", database, name, table.base_path,
+                sorted(missing))
+    table.update_properties(missing)
+    return Table.load(table.base_path)
 
 
 def _partition_columns(table: Table, schema: StructType) -> list[str]:
@@ -298,6 +391,7 @@ def _create_schema(spark: SparkSession, stmt: CreateTable) -> tuple[StructType, 
     query_df = spark.sql(stmt.as_query)
     fields = [f for f in query_df.schema.fields if f.name not in META_FIELDS]
     schema = StructType([StructField(f.name, f.dataType, True) for f in fields])
+    _require_typed_columns(stmt.ident.name, schema)
     return schema, query_df.select(*[quote(f.name) for f in fields])
 
 
@@ -356,8 +450,12 @@ def create_table(ctx: CommandContext, stmt: CreateTable) -> DataFrame:
     if existing is not None:
         # An existing Hudi table: its hoodie.properties decide; only what the statement states is checked.
         _validate_existing(existing, _mapped_type(hoodie))
-        if not stmt.columns and query_df is None:
-            schema = StructType(list(table_data_schema(existing).fields))
+        _require_same_database(existing, database)
+        stored_schema = StructType(list(table_data_schema(existing).fields))
+        if query_df is None and (stored_schema.fields or not stmt.columns):
+            # Hudi HoodieCatalogTable: the existing table's schema wins over the columns the statement declares.
+            schema = stored_schema
+        existing = _complete_existing(existing, database, name, schema)
         props = dict(existing.config.items())
         partitioned = _partition_columns(existing, schema)
     else:

@@ -10,6 +10,7 @@ from pyspark.sql import SparkSession
 
 from engine.table import Table
 from sqlext.catalog import CatalogTable
+from sqlext.errors import SqlAnalysisError
 
 # SQL short names (Hudi HoodieOptionConfig) -> hoodie keys.
 SQL_OPTION_KEYS = {
@@ -41,12 +42,32 @@ def session_hoodie_confs(spark: SparkSession) -> dict[str, str]:
 SQL_KEYGEN = "org.apache.spark.sql.hudi.command.SqlKeyGenerator"
 
 
+def require_table_keygen(options: dict[str, str], table: Table, display: str) -> None:
+    """A write's ``hoodie.datasource.write.keygenerator.class`` (a TBLPROPERTIES or ``SET`` key; behind Spark SQL's
+    ``SqlKeyGenerator``, its ``hoodie.sql.origin.keygen.class``) must be the table's key generator, as Hudi
+    ``HoodieWriterUtils.validateTableConfig`` requires, with Hudi's message: CREATE TABLE does not take the key
+    generator from that key (it infers it), so such a table refuses every write in Hudi 0.15 too.
+
+    Raises:
+        SqlAnalysisError: the classes differ (before anything is written).
+    """
+    given = options.get("hoodie.datasource.write.keygenerator.class")
+    if given == SQL_KEYGEN:
+        given = options.get("hoodie.sql.origin.keygen.class")
+    stored = table.keygen_class
+    if given and stored and given.strip() != stored:
+        raise SqlAnalysisError(f"Config conflict(key\tcurrent value\texisting value):\nKeyGenerator:\t{given}\t"
+                               f"{stored}\n(table {display}: its hoodie.properties has the key generator "
+                               f"{stored}; nothing was written)")
+
+
 def write_options(spark: SparkSession, entry: CatalogTable, table: Table) -> dict[str, str]:
     """Catalog ``hoodie.*`` properties overlaid with the session's ``hoodie.*`` confs; the table's key
     generator is wrapped in Spark SQL's ``SqlKeyGenerator`` (as Hudi's SQL writes do: TIMESTAMP partition
     values are rendered as timestamps), unless the session names a key generator itself."""
     options = {k: v for k, v in entry.properties.items() if k.startswith("hoodie.")}
     options.update(session_hoodie_confs(spark))
+    require_table_keygen(options, table, entry.display)
     if "hoodie.datasource.write.keygenerator.class" not in options:
         options["hoodie.datasource.write.keygenerator.class"] = SQL_KEYGEN
         options["hoodie.sql.origin.keygen.class"] = table.keygen_class

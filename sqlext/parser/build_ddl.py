@@ -238,8 +238,9 @@ def build_show(src: Source, tree: exp.Expr) -> st.Statement | None:
 
 
 def build_alter(src: Source, tree: exp.Alter) -> st.Statement | None:
-    """The ALTER TABLE forms with one action: RENAME TO, ADD COLUMN(S), RENAME COLUMN, DROP COLUMN(S), ALTER|CHANGE
-    COLUMN, SET|UNSET TBLPROPERTIES, SET LOCATION, DROP PARTITION; None for the others (Spark's)."""
+    """The ALTER TABLE forms with one action: RENAME TO, ADD COLUMN(S), REPLACE COLUMNS, RENAME COLUMN, DROP
+    COLUMN(S), ALTER|CHANGE COLUMN, SET|UNSET TBLPROPERTIES, SET LOCATION, DROP PARTITION; None for the others
+    (Spark's)."""
     if str(tree.args.get("kind") or "").upper() != "TABLE" or len(tree.args.get("actions") or []) != 1:
         return None
     ident = table_ident(tree.this)
@@ -249,6 +250,8 @@ def build_alter(src: Source, tree: exp.Alter) -> st.Statement | None:
     if isinstance(action, exp.Schema) or isinstance(action, exp.ColumnDef):
         defs = action.expressions if isinstance(action, exp.Schema) else [action]
         return st.AddColumns(ident, tuple(column_def(src, c) for c in defs))
+    if isinstance(action, exp.ReplaceColumns):
+        return st.ReplaceColumns(ident, tuple(column_def(src, c) for c in action.expressions))
     if isinstance(action, exp.AlterSet):
         return _alter_set(ident, action)
     if isinstance(action, UnsetProperties):

@@ -166,5 +166,6 @@ def name_parts(node: exp.Expr) -> list[str]:
     if isinstance(node, exp.Column):
         return [p.name for p in node.parts]
     if isinstance(node, exp.Dot):
-        return [p.name for p in node.flatten()]
+        # sqlglot may nest a Column in a Dot (``hoodie.datasource.write.keygenerator.class``): keep all its parts
+        return [part for p in node.flatten() for part in name_parts(p)]
     return [node.name]

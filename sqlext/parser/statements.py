@@ -309,6 +309,14 @@ class AddColumns(AlterTable):
 
 
 @dataclass(frozen=True)
+class ReplaceColumns(AlterTable):
+    """``ALTER TABLE t REPLACE COLUMNS (col type [COMMENT c], ...)``: refused on Hudi tables, as Hudi 0.15 refuses
+    it (:func:`sqlext.commands.alter_columns.alter_columns`)."""
+
+    columns: tuple[ColumnDef, ...]
+
+
+@dataclass(frozen=True)
 class RenameColumn(AlterTable):
     """``ALTER TABLE t RENAME COLUMN a[.b] TO c`` (Hudi ``AlterTableCommand`` with schema on read; ``old`` keeps
     a nested path dotted, ``new`` is the new last name)."""
