@@ -5,8 +5,9 @@
 * ``create_savepoint(table, commit_time, user, comments)`` → ``create_savepoint_result`` (false, with the
   reason logged, when the commit cannot be savepointed — as Hudi; an unknown commit is an error).
 * ``show_savepoints(table)`` → ``savepoint_time``, newest first.
-* ``delete_savepoint(table, instant_time)`` → ``delete_savepoint_result``.
-* ``rollback_to_savepoint(table, instant_time)`` → ``rollback_savepoint_result``: restores the table.
+* ``delete_savepoint(table, instant_time)`` → ``delete_savepoint_result`` (no instant: the latest savepoint).
+* ``rollback_to_savepoint(table, instant_time)`` → ``rollback_savepoint_result``: restores the table (no
+  instant: to the latest savepoint).
 * ``rollback_to_instant(table, instant_time)`` → ``rollback_result``: rolls back the latest commit.
 * ``show_rollbacks(table, limit)`` → ``instant, rollback_instant, total_files_deleted, time_taken_in_millis,
   total_partitions``; ``show_rollback_detail(table, limit, instant_time)`` → ``instant, rollback_instant,
@@ -112,7 +113,7 @@ def delete_savepoint_procedure(ctx: CommandContext, args: dict[str, Any]) -> Dat
 def rollback_to_savepoint_procedure(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """``CALL rollback_to_savepoint(table, instant_time)``: restore the table to the savepoint."""
     display, table = resolve_table(ctx, args.get("table"), args.get("path"), "rollback_to_savepoint")
-    instant_time = _require_savepoint(display, table, args, "rollback")
+    instant_time = _require_savepoint(display, table, args, "delete")  # sic: Hudi 0.15's words
     try:
         restore_to_savepoint(table, instant_time)
     except EngineError as exc:
@@ -189,7 +190,7 @@ register(Procedure("delete_savepoint", (
     _TABLE, Param("instant_time", "string", doc="the savepoint to delete (default: the latest)"), _PATH,
 ), "delete_savepoint_result boolean", delete_savepoint_procedure, "remove a savepoint"))
 register(Procedure("rollback_to_savepoint", (
-    _TABLE, Param("instant_time", "string", required=True, doc="the savepoint to restore"), _PATH,
+    _TABLE, Param("instant_time", "string", doc="the savepoint to restore (default: the latest)"), _PATH,
 ), "rollback_savepoint_result boolean", rollback_to_savepoint_procedure,
     "restore the table to a savepoint (every later instant rolled back)"))
 register(Procedure("rollback_to_instant", (

@@ -149,7 +149,7 @@ def test_compaction_before_and_after_deletes(session: Session, table_name: str, 
         session.sql(f"update {table_name} set price = 12 where id = 2")
         session.sql(f"schedule compaction  on {table_name}")
         shown = rows(session, f"show compaction on {table_name} limit 10")
-        assert len(shown) == 1
+        assert [r[1:] for r in shown] == [(2, "REQUESTED")]  # the file groups of ids 1 and 2
         session.sql(f"run compaction on {table_name} at {shown[0][0]}")
         assert select_all(session, table_name) == [(1, "a1", 11.0, 1000), (2, "a2", 12.0, 1000),
                                                    (3, "a3", 10.0, 1000)]
@@ -157,8 +157,10 @@ def test_compaction_before_and_after_deletes(session: Session, table_name: str, 
         session.sql(f"DELETE FROM {table_name} WHERE id = 41")  # no such row
         session.sql(f"DELETE FROM {table_name} WHERE name = 'a2'")
         session.sql(f"schedule compaction  on {table_name}")
-        timestamps = sorted(r[0] for r in rows(session, f"show compaction on {table_name} limit 10"))
-        assert len(timestamps) == 2 and timestamps[0] == shown[0][0]
+        listed = rows(session, f"show compaction on {table_name} limit 10")
+        assert [r[1:] for r in listed] == [(1, "REQUESTED"), (2, "COMPLETED")]  # newest first
+        timestamps = sorted(r[0] for r in listed)
+        assert timestamps[0] == shown[0][0]
         session.sql(f"run compaction on {table_name} at {timestamps[1]}")
         assert select_all(session, table_name) == [(1, "a1", 11.0, 1000), (3, "a3", 10.0, 1000)]
         assert [r[2] for r in rows(session, f"show compaction on {table_name} limit 10")] == ["COMPLETED"] * 2

@@ -306,6 +306,8 @@ def test_rollback_to_savepoint(session: Session, table_name: str, tmp_path: Path
     create(session, table_name, location)
     insert_rows(session, table_name, 3)
     commits = sorted(c[0] for c in rows(session, f"call show_commits(table => '{table_name}')"))
+    with pytest.raises(Exception, match="There are no completed savepoint to run delete"):  # sic, Hudi 0.15
+        session.sql(f"call rollback_to_savepoint(table => '{table_name}')")
     assert rows(session, f"call create_savepoint('{table_name}', '{commits[0]}')") == [(True,)]
     assert rows(session, f"call create_savepoint('{table_name}', '{commits[1]}')") == [(True,)]
     assert call(session, f"call rollback_to_savepoint('{table_name}', '{commits[1]}')") == \
@@ -318,3 +320,6 @@ def test_rollback_to_savepoint(session: Session, table_name: str, tmp_path: Path
         [(True,)]
     assert rows(session, f"select id, name from {table_name}") == [(1, "a1")]
     assert [c[0] for c in rows(session, f"call show_commits(table => '{table_name}')")] == [commits[0]]
+    # no instant: the latest savepoint (here the only commit left: nothing to roll back)
+    assert rows(session, f"call rollback_to_savepoint(table => '{table_name}')") == [(True,)]
+    assert rows(session, f"select id, name from {table_name}") == [(1, "a1")]
