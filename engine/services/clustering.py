@@ -326,7 +326,10 @@ def refuse_bucket_clustering(conf: HoodieConfig, where: str) -> None:
         ConfigError: ``hoodie.index.type=BUCKET``.
     """
     if index_type(conf) == "BUCKET":
-        raise ConfigError(f"Clustering is not supported for bucket index ({IndexConfig.TYPE.key}=BUCKET, {where})")
+        # Hudi's words: the execution strategy's check of the table layout (and HoodieWriteConfig's)
+        raise ConfigError("Executor SparkExecuteClusteringCommitActionExecutor is not compatible with table layout "
+                          f"HoodieSimpleBucketLayout: Clustering is not supported for bucket index "
+                          f"({IndexConfig.TYPE.key}=BUCKET, {where})")
 
 
 def commits_since_last_clustering(table: Table) -> tuple[str | None, int]:

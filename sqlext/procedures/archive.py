@@ -59,13 +59,13 @@ register(Procedure("archive_commits", (
 ), "result int", archive_commits, "move old instants from the active timeline into the archive"))
 
 
-ARCHIVED_OUTPUT = ("commit_time string, total_bytes_written long, total_files_added long, total_files_updated long, "
+ARCHIVED_OUTPUT = ("commit_time string, state_transition_time string, total_bytes_written long, total_files_added long, total_files_updated long, "
                    "total_partitions_written long, total_records_written long, total_update_records_written long, "
                    "total_errors long")
 ARCHIVED_METADATA_OUTPUT = (
-    "commit_time string, action string, partition string, file_id string, previous_commit string, num_writes long, "
-    "num_inserts long, num_deletes long, num_update_writes long, total_errors long, total_log_blocks long, "
-    "total_corrupt_logblocks long, total_rollback_blocks long, total_log_records long, "
+    "commit_time string, state_transition_time string, action string, partition string, file_id string, "
+    "previous_commit string, num_writes long, num_inserts long, num_deletes long, num_update_writes long, "
+    "total_errors long, total_log_blocks long, total_corrupt_log_blocks long, total_rollback_blocks long, total_log_records long, "
     "total_updated_records_compacted long, total_bytes_written long")
 
 
@@ -90,16 +90,17 @@ def _archived_in_range(ctx: CommandContext, args: dict[str, Any], procedure: str
 
 def show_archived_commits(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """``CALL show_archived_commits(table, limit, startTs, endTs)`` (Hudi ``ShowArchivedCommitsProcedure``)."""
-    rows = [(ts, *commit_totals(meta)) for ts, _, meta, _ in _archived_in_range(ctx, args, "show_archived_commits")]
+    rows = [(ts, moved, *commit_totals(meta))
+            for ts, _, meta, moved in _archived_in_range(ctx, args, "show_archived_commits")]
     return ctx.spark.createDataFrame(rows[: int(args.get("limit") or 10)], ARCHIVED_OUTPUT)
 
 
 def show_archived_commits_metadata(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """``CALL show_archived_commits_metadata(table, limit, startTs, endTs)``: one row per write stat."""
     rows = []
-    for ts, action, meta, _ in _archived_in_range(ctx, args, "show_archived_commits_metadata"):
+    for ts, action, meta, moved in _archived_in_range(ctx, args, "show_archived_commits_metadata"):
         for _, s in meta.iter_write_stats():
-            rows.append((ts, action, s.partition_path, s.file_id, s.prev_commit, s.num_writes, s.num_inserts,
+            rows.append((ts, moved, action, s.partition_path, s.file_id, s.prev_commit, s.num_writes, s.num_inserts,
                          s.num_deletes, s.num_update_writes, s.total_write_errors, s.total_log_blocks,
                          s.total_corrupt_log_block, s.total_rollback_blocks, s.total_log_records,
                          s.total_updated_records_compacted, s.total_write_bytes))

@@ -95,8 +95,12 @@ def resolve_service_table(ctx: CommandContext, table: Any, path: Any, procedure:
 
 
 def _require_mor(display: str, table: Table, procedure: str) -> None:
+    """Refuse a copy-on-write table in Hudi's words (``HoodieNotSupportedException`` of run_compaction,
+    ``ShowCompactionProcedure``'s assertion)."""
     if not table.is_mor:
-        raise ProcedureError(f"{procedure} needs a merge-on-read table; {display} is copy-on-write")
+        hudi = ("Cannot show compaction on a Non Merge On Read table." if procedure == "show_compaction"
+                else "Compaction is not supported on a CopyOnWrite table.")
+        raise ProcedureError(f"{hudi} {procedure} needs a merge-on-read table; {display} is copy-on-write")
 
 
 OPS = ("schedule", "execute", "scheduleAndExecute", "run")

@@ -57,8 +57,9 @@ class Param:
         if not self.choices or value is None:
             return
         if str(value).strip().lower() not in {c.lower() for c in self.choices}:
-            raise ProcedureError(f"procedure {procedure}: {self.name} must be one of {', '.join(self.choices)}; "
-                                 f"got {value!r}")
+            # Hudi (HoodieProcedureUtils.Operation.fromValue): "Invalid value (<value>)"
+            raise ProcedureError(f"Invalid value ({value}): procedure {procedure}: {self.name} must be one of "
+                                 f"{', '.join(self.choices)}")
 
 
 def name_key(name: str) -> str:

@@ -5,8 +5,9 @@
 * ``create_savepoint(table, commit_time, user, comments)`` → ``create_savepoint_result`` (false, with the
   reason logged, when the commit cannot be savepointed — as Hudi; an unknown commit is an error).
 * ``show_savepoints(table)`` → ``savepoint_time``, newest first.
-* ``delete_savepoint(table, instant_time)`` → ``delete_savepoint_result``.
-* ``rollback_to_savepoint(table, instant_time)`` → ``rollback_savepoint_result``: restores the table.
+* ``delete_savepoint(table, instant_time)`` → ``delete_savepoint_result`` (no instant: the latest savepoint).
+* ``rollback_to_savepoint(table, instant_time)`` → ``rollback_savepoint_result``: restores the table (no
+  instant: to the latest savepoint).
 * ``rollback_to_instant(table, instant_time)`` → ``rollback_result``: rolls back the latest commit.
 * ``show_rollbacks(table, limit)`` → ``instant, rollback_instant, total_files_deleted, time_taken_in_millis,
   total_partitions``; ``show_rollback_detail(table, limit, instant_time)`` → ``instant, rollback_instant,
@@ -55,8 +56,17 @@ def _completed_commit(display: str, table: Any, instant_time: str) -> None:
                              f"{', '.join(completed[-10:]) or 'none'})")
 
 
-def _require_savepoint(display: str, table: Any, args: dict[str, Any]) -> str:
+def _require_savepoint(display: str, table: Any, args: dict[str, Any], action: str) -> str:
+    """The savepoint ``instant_time`` names, or the latest when none is named (Hudi 0.15).
+
+    Raises:
+        ProcedureError: no savepoint at all, or none at ``instant_time``.
+    """
     instant_time = str(args.get("instant_time") or "")
+    if not savepoint_times(table):
+        raise ProcedureError(f"There are no completed savepoint to run {action} ({display})")
+    if not instant_time:
+        instant_time = max(savepoint_times(table))
     if instant_time not in savepoint_times(table):
         raise ProcedureError(f"Commit {instant_time} not found in Commits of {display}: no such savepoint "
                              f"(savepoints: {', '.join(savepoint_times(table)) or 'none'})")
@@ -68,6 +78,11 @@ def create_savepoint_procedure(ctx: CommandContext, args: dict[str, Any]) -> Dat
     display, table = resolve_table(ctx, args.get("table"), args.get("path"), "create_savepoint")
     commit_time = str(args.get("commit_time") or "")
     _completed_commit(display, table, commit_time)
+    if commit_time in savepoint_times(table):
+        # Hudi's HoodieIOException (not a HoodieSavepointException, so not a false result): the savepoint's
+        # inflight file is there already
+        raise ProcedureError(f"Failed to create file {table.base_path}/.hoodie/{commit_time}.savepoint.inflight: "
+                             f"File already exists (commit {commit_time} of {display} is already savepointed)")
     try:
         create_savepoint(table, commit_time, str(args.get("user") or ""), str(args.get("comments") or ""))
     except SavepointError as exc:
@@ -86,7 +101,7 @@ def show_savepoints(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
 def delete_savepoint_procedure(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """``CALL delete_savepoint(table, instant_time)``."""
     display, table = resolve_table(ctx, args.get("table"), args.get("path"), "delete_savepoint")
-    instant_time = _require_savepoint(display, table, args)
+    instant_time = _require_savepoint(display, table, args, "delete")
     try:
         delete_savepoint(table, instant_time)
     except EngineError as exc:
@@ -98,7 +113,7 @@ def delete_savepoint_procedure(ctx: CommandContext, args: dict[str, Any]) -> Dat
 def rollback_to_savepoint_procedure(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """``CALL rollback_to_savepoint(table, instant_time)``: restore the table to the savepoint."""
     display, table = resolve_table(ctx, args.get("table"), args.get("path"), "rollback_to_savepoint")
-    instant_time = _require_savepoint(display, table, args)
+    instant_time = _require_savepoint(display, table, args, "delete")  # sic: Hudi 0.15's words
     try:
         restore_to_savepoint(table, instant_time)
     except EngineError as exc:
@@ -150,12 +165,13 @@ def show_rollback_detail(ctx: CommandContext, args: dict[str, Any]) -> DataFrame
     if not found:
         raise ProcedureError(f"show_rollback_detail on {display}: no completed {ROLLBACK} {instant_time}")
     metadata = found[0]
+    # Hudi: HoodieRollbackMetadata.getCommitsRollback.toString, a java.util.List: "[t1, t2]"
+    rolled_back = "[" + ", ".join(str(c) for c in metadata.get("commitsRollback") or []) + "]"
     rows = []
     for partition, detail in (metadata.get("partitionMetadata") or {}).items():
         for name, ok in [(f, True) for f in detail.get("successDeleteFiles") or []] + \
                 [(f, False) for f in detail.get("failedDeleteFiles") or []]:
-            rows.append((metadata.get("startRollbackTime"), str(metadata.get("commitsRollback")), partition,
-                         name, ok))
+            rows.append((metadata.get("startRollbackTime"), rolled_back, partition, name, ok))
     return ctx.spark.createDataFrame(rows[: int(args.get("limit") or 10)],
                                      "instant string, rollback_instant string, partition string, "
                                      "deleted_file string, succeeded boolean")
@@ -171,10 +187,10 @@ register(Procedure("create_savepoint", (
 register(Procedure("show_savepoints", (_TABLE, _PATH), "savepoint_time string", show_savepoints,
                    "savepoints, newest first"))
 register(Procedure("delete_savepoint", (
-    _TABLE, Param("instant_time", "string", required=True, doc="the savepoint to delete"), _PATH,
+    _TABLE, Param("instant_time", "string", doc="the savepoint to delete (default: the latest)"), _PATH,
 ), "delete_savepoint_result boolean", delete_savepoint_procedure, "remove a savepoint"))
 register(Procedure("rollback_to_savepoint", (
-    _TABLE, Param("instant_time", "string", required=True, doc="the savepoint to restore"), _PATH,
+    _TABLE, Param("instant_time", "string", doc="the savepoint to restore (default: the latest)"), _PATH,
 ), "rollback_savepoint_result boolean", rollback_to_savepoint_procedure,
     "restore the table to a savepoint (every later instant rolled back)"))
 register(Procedure("rollback_to_instant", (

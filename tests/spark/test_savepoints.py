@@ -111,7 +111,7 @@ def test_a_commit_the_cleaner_may_have_removed_cannot_be_savepointed(session: Se
         assert session.sql(f"CALL create_savepoint(table => '{table_name}', commit_time => '{oldest}')"
                            ).collect()[0][0] is False
         assert session.sql(f"CALL show_savepoints(table => '{table_name}')").collect() == []
-        with pytest.raises(Exception, match="no such savepoint"):
+        with pytest.raises(Exception, match="There are no completed savepoint to run delete"):
             session.sql(f"CALL rollback_to_savepoint(table => '{table_name}', instant_time => '{oldest}')"
                         ).collect()
     finally:
