@@ -318,6 +318,23 @@ def merge_file_slice(
         spill.cleanup()
 
 
+def _first_unclaimed(index_np: np.ndarray, claimed: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+    """A base batch's log-key indexes (``-1``: no log entry) kept only for the first base row of each key that
+    no earlier row claimed; ``claimed`` is updated. Later rows with that key are left as stored (Hudi 0.15's
+    file group reader removes a log record from its map when the first base row with its key takes it)."""
+    hit = np.flatnonzero(index_np >= 0)
+    if hit.size == 0:
+        return pa.nulls(index_np.shape[0], pa.int32()), index_np
+    _, first = np.unique(index_np[hit], return_index=True)
+    keep = np.zeros(index_np.shape[0], dtype=bool)
+    rows = hit[first]
+    rows = rows[~claimed[index_np[rows]]]
+    keep[rows] = True
+    claimed[index_np[rows]] = True
+    out = np.where(keep, index_np, -1)
+    return pa.array(np.where(keep, out, 0), pa.int32(), mask=~keep), out
+
+
 def _combine_with_base(base_batches: Iterator[pa.Table] | None, base_file: str, merged: MergedLogRecords,
                        settings: MergeSettings, event_time: bool) -> Iterator[pa.Table]:
     """Base rows combined with the folded log (module docstring, "Base combine"), then the log records no
@@ -325,6 +342,7 @@ def _combine_with_base(base_batches: Iterator[pa.Table] | None, base_file: str, 
     n_records = len(merged.record_keys)
     all_keys = merged.all_keys
     consumed = np.zeros(n_records, dtype=bool)
+    claimed = np.zeros(len(all_keys), dtype=bool)  # log keys (records and deletes) a base row already took
     keys_of = _Keys(settings)
     soft = merged.soft_deleted
     ordering_type = merged.ordering.type if merged.ordering is not None else None
@@ -334,8 +352,10 @@ def _combine_with_base(base_batches: Iterator[pa.Table] | None, base_file: str, 
                 continue
             keys = keys_of(base, base_file)
             index = pc.index_in(keys, value_set=all_keys)
-            matched = pc.is_valid(index)
             index_np = pc.fill_null(index, -1).to_numpy(zero_copy_only=False)
+            if settings.log_record_applies_once:
+                index, index_np = _first_unclaimed(index_np, claimed)
+            matched = pc.is_valid(index)
             is_record = pa.array((index_np >= 0) & (index_np < n_records))
             record_index = pc.filter(index, is_record)
             if event_time and merged.ordering is not None and ordering_type is not None \

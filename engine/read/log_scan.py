@@ -57,6 +57,10 @@ class MergeSettings:
             exceed ``max_memory_bytes`` creates its temporary spill folder (None = the system temp dir).
         evolution: how to read blocks and base files written under older schemas of a table whose schema
             evolved on read (None: columns are matched by name).
+        log_record_applies_once: a folded log record or delete applies to the first base row with its key only;
+            further base rows with that key (duplicate keys, written by ``insert``) stay as stored, as Hudi
+            0.15's Spark file group reader and hudi-rs read them. False: to every such row, as Hudi's compaction
+            (``HoodieMergeHandle``) writes them.
     """
 
     record_key_fields: tuple[str, ...] = ()
@@ -68,6 +72,7 @@ class MergeSettings:
     max_memory_bytes: int = 1073741824
     spill_path: str | None = None
     evolution: SchemaEvolution | None = None
+    log_record_applies_once: bool = True
 
     @staticmethod
     def from_table(table: Table, options: HoodieConfig | None = None) -> MergeSettings:

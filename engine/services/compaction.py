@@ -340,7 +340,8 @@ def compaction_context(table: Table, instant_time: str, conf: HoodieConfig) -> C
     completed = frozenset(i.timestamp for i in timeline.completed_commits() if i.timestamp < instant_time)
     pending = frozenset(i.timestamp for i in timeline.pending() if i.action != "compaction")
     start = min(completed) if completed else None
-    settings = MergeSettings.from_table(table, conf)
+    # Hudi's compaction merges each base row with its key's log record (HoodieMergeHandle), duplicates included.
+    settings = replace(MergeSettings.from_table(table, conf), log_record_applies_once=False)
     # With schema on read, the new base files are written in the schema of the compaction instant (the
     # schema their name's instant stands for); the plan's log blocks are all older than it.
     evolution = SchemaEvolution.of(table, instant_time)
