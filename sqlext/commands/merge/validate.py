@@ -24,6 +24,7 @@ from engine.formats.avro_schema import META_FIELDS
 from engine.spark.schema import table_data_schema
 from engine.table import Table
 from sqlext.catalog import CatalogTable, declared_narrow_types, quote
+from sqlext.commands.insert import scala_type_name
 from sqlext.error_report import summarize
 from sqlext.errors import SqlAnalysisError
 from sqlext.parser.source import expr_sql
@@ -294,7 +295,7 @@ def _resolve_on(scope: MergeScope, can_up_cast: UpCast, require_all_keys: bool) 
         if target_cast and not can_up_cast(source_type, target_type):
             raise SqlAnalysisError(
                 f"MERGE INTO {display}: Invalid MERGE INTO matching condition: {source_expr}: can't cast "
-                f"{source_expr} (of {source_type.simpleString()}) to {target_type.simpleString()}")
+                f"{source_expr} (of {scala_type_name(source_type)}) to {scala_type_name(target_type)}")
     equated: dict[str, str] = {}
     fields = [*scope.key_fields, *scope.table.partition_fields]
     for name in fields:
