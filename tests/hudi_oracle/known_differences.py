@@ -20,16 +20,21 @@ from tests.hudi_oracle.compare import Difference
 
 @dataclass(frozen=True)
 class Known:
-    """A class of differences: regular expressions on the kind, the statement, Hudi's and sqlext's answer."""
+    """A class of differences: regular expressions on the kind, the statement, Hudi's and sqlext's answer; with
+    ``ours_as_hudi`` (a pattern and its replacement), sqlext's answer so rewritten must equal Hudi's exactly (the
+    difference is that rewrite and nothing else)."""
 
     kind: str
     statement: str
     reason: str
     hudi: str = ""
     ours: str = ""
+    ours_as_hudi: tuple[str, str] | None = None
 
     def explains(self, diff: Difference) -> bool:
         """Whether ``diff`` belongs to this class."""
+        if self.ours_as_hudi is not None and re.sub(*self.ours_as_hudi, diff.ours) != diff.hudi:
+            return False
         return bool(re.search(self.kind, diff.kind) and re.search(self.statement, diff.statement, re.I | re.S)
                     and re.search(self.hudi, diff.hudi, re.S) and re.search(self.ours, diff.ours, re.S))
 
@@ -42,6 +47,16 @@ PATTERNS: list[Known] = [
     Known("columns", _DML, "DML returns num_affected_rows, ... (README: Session.sql)",
           hudi=r"^\[\] \[\]$", ours=r"^\['num_affected_rows', 'num_updated_rows', 'num_deleted_rows', "
                                    r"'num_inserted_rows'\]"),
+    # Deliberate (engine/config.py: hoodie.write.complex.keygen.encode.single.record.key.field.name defaults to
+    # true): a ComplexKeyGenerator table (several partition fields) with a one-field record key gets keys 'id:1';
+    # Hudi 0.15.0 writes '1' (HUDI-7001). Only the keys differ (the rewrite must make the rows equal).
+    Known("final_rows", r"^read ", "deliberate: one-field ComplexKeyGenerator keys are written 'id:1', Hudi 0.15.0 "
+          "writes '1' (engine/config.py hoodie.write.complex.keygen.encode.single.record.key.field.name)",
+          ours=r"\['\w+:", ours_as_hudi=(r"\['\w+:([^',]*)', '", r"['\1', '")),
+    # hudi-rs (the third reader) returns a TIMESTAMP partition column's values zone-aware (UTC), Spark naive: the
+    # same instants (Hudi's table and sqlext's alike).
+    Known("final_rows", r"^read ", "hudi-rs 0.5 reads TIMESTAMP partition values as UTC-aware timestamps, Spark as "
+          "naive ones: the same values", ours=r"\+00:00'", ours_as_hudi=(r"('ts:[0-9T:.-]+)\+00:00'", r"\1'")),
 ]
 """Differences explained by class."""
 
@@ -57,7 +72,71 @@ _MOR_UPDATE_LOWER_ORDERING = ("TO INVESTIGATE: an UPDATE that lowers the precomb
                               "stored record with the greater ts. Seen once seed3's earlier statements agreed (they "
                               "masked it before)")
 
+_FIRST_VALUE_TIE = ("BUG (sqlext): FirstValueAvroPayload against the stored record keeps the stored one on an equal "
+                    "ordering value (Hudi 0.15 FirstValueAvroPayload.needUpdatingPersistedRecord: persisted < "
+                    "incoming to update); sqlext's table lets the incoming row win (engine/payloads.py rules it "
+                    "'as DefaultHoodieRecordPayload'): the fix belongs in engine/payloads.py and the merges using it")
+_HUDI_RS_PAYLOAD = ("hudi-rs 0.5 refuses to read a merge-on-read table whose payload class it cannot reproduce "
+                    "(FirstValueAvroPayload), Hudi's table and sqlext's alike: a limit of the third reader")
+
+_MOR_TARGET_RIGHT_VALUE = ("deliberate (sqlext/commands/merge/validate.py): a MERGE UPDATE on a merge-on-read table may "
+                           "read target columns (price = s0.price + t0.price; the stored row is read, as on "
+                           "copy-on-write); Hudi 0.15 refuses: 'Target table's field(price) cannot be the right-value "
+                           "of the update clause for MOR table.'")
+
+_MOR_UPDATE_OF_DUPLICATES = ("BUG (sqlext): a MERGE updating a key stored twice in a merge-on-read file group "
+                             "(hoodie.merge.allow.duplicate.on.inserts) writes one log record, which Hudi's and "
+                             "hudi-rs's readers apply to one stored copy only (the other reads stale); Hudi 0.15 "
+                             "routes the small file group's inserts and updates to a merge handle that rewrites "
+                             "both copies. sqlext's own reader matches Hudi; the fix belongs in the engine's MOR "
+                             "upsert routing (engine/write, small-file handling)")
+
+_STATIC_OVERWRITE_TYPED = ("Hudi 0.15 fails: INSERT OVERWRITE ... PARTITION (dt = <value>) of an INT, BIGINT or DATE "
+                           "partition column (ClassCastException: UTF8String cannot be cast to Integer/Long, in its "
+                           "static-partition file-index lookup) or a TIMESTAMP one (URISyntaxException on "
+                           "'dt=2021-05-20%2000:00:00'); the suite (newer Hudi) expects the overwrite to succeed, as "
+                           "sqlext's does")
+
+_HUDI_RS_DROP_PARTITION_COLUMNS = ("hudi-rs 0.5 refuses tables written with hoodie.datasource.write.drop.partition."
+                                   "columns=true ('Only support when ... is disabled'), Hudi's and sqlext's alike: a "
+                                   "limit of the third reader")
+_HUDI_RS_STRUCT = ("harness: hudi-rs rows hold a STRUCT value as a Python dict, which values.jsonable renders as a "
+                   "map's sorted pairs while Spark's Row renders as a dict; the values are the same")
+
+_PRECOMBINE_ALIAS = ("TO INVESTIGATE: TBLPROPERTIES (preCombine = 'name') (TestInsertTable's ingestAndValidateData "
+                     "spells it so): Hudi 0.15 combines the batch's rows of one key by it (keeps 'a2_2' of key 2), "
+                     "sqlext does not take the key as the precombine field and keeps both rows; the fix would be in "
+                     "the SQL option names (sqlext/commands/options.py SQL_OPTION_KEYS, used by ddl.py)")
+_MISSING_ERROR_CLASS = ("Hudi 0.15 fails too, but with Spark 3.5's INTERNAL_ERROR 'Cannot find main error class "
+                        "_LEGACY_ERROR_TEMP_2309' (the class Hudi raises is not in Spark 3.5.9's error classes), so its "
+                        "message does not name `new_col`; sqlext's UNRESOLVED_COLUMN does")
+_INSERT_KEEPS_STORED_KEY = ("TO INVESTIGATE: with hoodie.datasource.write.operation=insert and "
+                            "hoodie.merge.allow.duplicate.on.inserts=false, INSERT of a stored key: Hudi 0.15 keeps "
+                            "both rows, sqlext replaces the stored one (engine/write's handling of inserts into a "
+                            "small file group, or the key's effect in sqlext/commands/insert_mode.py)")
+
 EXACT: dict[str, str] = {
+    # Hudi's DML suites (tests/hudi_oracle/suite_*.py)
+    "ins_first_value_avro_payload#4:rows": _FIRST_VALUE_TIE,
+    "mit2_mor_table_2#13:only_hudi_fails": _MOR_TARGET_RIGHT_VALUE,
+    "ins_sql_operation_insert_mor#5:rows": _PRECOMBINE_ALIAS,
+    **{f"mit_unresolved_columns_{kind}#{i}:error_phrase": _MISSING_ERROR_CLASS for kind in ("cow", "mor") for i in (3, 4)},
+    **{f"mit_no_schema_evolution_{kind}#3:error_phrase": _MISSING_ERROR_CLASS for kind in ("cow", "mor")},
+    **{f"ins_allow_duplicate_on_inserts_{kind}#6:rows": _INSERT_KEEPS_STORED_KEY for kind in ("cow", "mor")},
+    **{f"ins_drop_partition_columns_{kind}:final:t:hudi_rs_reads_{side}": _HUDI_RS_DROP_PARTITION_COLUMNS
+       for kind in ("cow", "mor") for side in ("hudi", "sqlext")},
+    **{f"ins_nested_key_and_precombine_{kind}:final:t:hudi_rs_reads_{side}": _HUDI_RS_STRUCT
+       for kind in ("cow", "mor") for side in ("hudi", "sqlext")},
+    "ins_partition_column_types#7:only_hudi_fails": _STATIC_OVERWRITE_TYPED,
+    "ins_partition_column_types#12:only_hudi_fails": _STATIC_OVERWRITE_TYPED,
+    "ins_partition_column_types#17:only_hudi_fails": _STATIC_OVERWRITE_TYPED,
+    "ins_partition_column_types#22:only_hudi_fails": _STATIC_OVERWRITE_TYPED,
+    "ins_partition_column_types_logical_timestamp#3:only_hudi_fails": _STATIC_OVERWRITE_TYPED,
+    "ins_partition_column_types_logical_timestamp#8:only_hudi_fails": _STATIC_OVERWRITE_TYPED,
+    "mit2_dup_source_keys_no_precombine_mor:final:t:hudi_reads_sqlext": _MOR_UPDATE_OF_DUPLICATES,
+    "mit2_dup_source_keys_no_precombine_mor:final:t:hudi_rs_reads_sqlext": _MOR_UPDATE_OF_DUPLICATES,
+    "ins_first_value_avro_payload:final:t:hudi_rs_reads_hudi": _HUDI_RS_PAYLOAD,
+    "ins_first_value_avro_payload:final:t:hudi_rs_reads_sqlext": _HUDI_RS_PAYLOAD,
     "update_record_key#2:only_sqlext_fails": _RECORD_KEY_UPDATE,
     "seed3#7:rows": _MOR_UPDATE_LOWER_ORDERING,
     "seed3:final:t:hudi_rs_reads_sqlext": _BUG_HUDI_RS_MOR,
