@@ -178,9 +178,10 @@ def _source_alias(stmt: MergeInto) -> str:
 
 def _load_source(spark_sql: DataFrame, stmt: MergeInto, display: str) -> DataFrame:
     if stmt.source_columns:
-        # Spark's parser refuses them (``AstBuilder.visitMergeIntoTable``), so Hudi never sees them.
-        raise SqlAnalysisError(f"MERGE INTO {display}: [COLUMN_ALIASES_NOT_ALLOWED] Column aliases are not "
-                               f"allowed in MERGE ({', '.join(stmt.source_columns)})")
+        # Spark's parser refuses them (``AstBuilder.visitMergeIntoTable``), so Hudi never sees them: Spark 3.5's
+        # error class and words, as Hudi 0.15 (Spark 3.5) answers.
+        raise SqlAnalysisError(f"MERGE INTO {display}: [COLUMN_ALIASES_IS_NOT_ALLOWED] Columns aliases are not "
+                               f"allowed in MERGE. ({', '.join(stmt.source_columns)})")
     return spark_sql.drop(*[c for c in spark_sql.columns if c in META_FIELDS])
 
 
