@@ -151,6 +151,19 @@ _HUDI_MOR_GLOBAL_MOVE = ("Hudi 0.15 fails (wrong rows): on a merge-on-read table
                          "(ids 2 and 4, whose clause conditions do not hold, are updated; the deletes of 5 and 6 "
                          "are not applied); sqlext gives the rows the suite expects")
 
+_BATCH_TIE = ("not a rule: the INSERT's batch holds three rows of key '1' with the same ordering value (dt = 123); "
+               "which one survives depends on the row order after Spark's UNION (a shuffle), in Hudi as in sqlext: "
+               "Hudi kept hour = 11 (the suite's check), sqlext another")
+_FAIL_POLICY = ("TO INVESTIGATE: with hoodie.datasource.insert.dup.policy=fail, Hudi 0.15 accepts this INSERT of a "
+                "stored key (an upsert on a table with preCombineField; an insert on a preCombine = 'name' table), "
+                "sqlext fails 'Duplicate key found for insert statement' as the newer suite expects "
+                "(sqlext/commands/insert_mode.py decides where the policy applies)")
+_OVERWRITE_COLUMN_LIST = ("Hudi 0.15 fails: INSERT OVERWRITE t (id, price, name) VALUES ... ignores the column list "
+                          "([INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST]: 'aaa' for the DOUBLE column); sqlext "
+                          "writes by the list, as the suite expects")
+_BULK_COMPLEX_AVRO = ("Hudi 0.15 fails: bulk insert into a table whose hoodie.table.keygenerator.class is "
+                      "ComplexAvroKeyGenerator (task failure; the suite tests a later fix); sqlext writes it")
+
 EXACT: dict[str, str] = {
     # Hudi's DML suites (tests/hudi_oracle/suite_*.py)
     "ins_first_value_avro_payload#4:rows": _FIRST_VALUE_TIE,
@@ -159,6 +172,13 @@ EXACT: dict[str, str] = {
     **{f"mit_changing_partition_global_simple_cow_stay:final:t:{reader}": _GLOBAL_INDEX_STALE_PATH
        for reader in ("sqlext_reads_hudi", "hudi_rs_reads_hudi", "hudi_reads_sqlext", "sqlext_sql")},
     "ins_multiple_bulk_cow_simple_bucket#5:rows": _BULK_SIMPLE_BUCKET,
+    "ins_partition_pruning_single#2:rows": _BATCH_TIE,
+    "ins_dup_policy_fail_insert_cow#5:only_sqlext_fails": _FAIL_POLICY,
+    "ins_dup_policy_fail_insert_mor#5:only_sqlext_fails": _FAIL_POLICY,
+    "ins_table_dup_policy_fail#4:only_sqlext_fails": _FAIL_POLICY,
+    "ins_insert_overwrite_column_list#1:only_hudi_fails": _OVERWRITE_COLUMN_LIST,
+    "ins_insert_overwrite_column_list#8:only_hudi_fails": _OVERWRITE_COLUMN_LIST,
+    "ins_bulk_complex_avro_keygen#3:only_hudi_fails": _BULK_COMPLEX_AVRO,
     **{f"mit2_assignment_anti_patterns_cow_{m}#{i}:only_sqlext_fails": _INSERT_WITHOUT_KEY
        for m in ("commit", "event") for i in (3, 4)},
     **{f"mit2_assignment_anti_patterns_mor_{m}#{i}:only_sqlext_fails": _INSERT_WITHOUT_KEY
