@@ -158,7 +158,7 @@ _FAIL_POLICY = ("TO INVESTIGATE: with hoodie.datasource.insert.dup.policy=fail, 
                 "stored key (an upsert on a table with preCombineField; an insert on a preCombine = 'name' table), "
                 "sqlext fails 'Duplicate key found for insert statement' as the newer suite expects "
                 "(sqlext/commands/insert_mode.py decides where the policy applies)")
-_OVERWRITE_COLUMN_LIST = ("Hudi 0.15 fails: INSERT OVERWRITE t (id, price, name) VALUES ... ignores the column list "
+_OVERWRITE_COLUMN_LIST = ("Hudi 0.15 fails: INSERT INTO / OVERWRITE t (id, price, name) VALUES ... ignores the column list "
                           "([INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST]: 'aaa' for the DOUBLE column); sqlext "
                           "writes by the list, as the suite expects")
 _BULK_COMPLEX_AVRO = ("Hudi 0.15 fails: bulk insert into a table whose hoodie.table.keygenerator.class is "
@@ -177,6 +177,8 @@ EXACT: dict[str, str] = {
     "ins_dup_policy_fail_insert_mor#5:only_sqlext_fails": _FAIL_POLICY,
     "ins_table_dup_policy_fail#4:only_sqlext_fails": _FAIL_POLICY,
     "ins_insert_overwrite_column_list#1:only_hudi_fails": _OVERWRITE_COLUMN_LIST,
+    "ins_insert_into_column_list#1:only_hudi_fails": _OVERWRITE_COLUMN_LIST,
+    "ins_insert_into_column_list#7:only_hudi_fails": _OVERWRITE_COLUMN_LIST,
     "ins_insert_overwrite_column_list#8:only_hudi_fails": _OVERWRITE_COLUMN_LIST,
     "ins_bulk_complex_avro_keygen#3:only_hudi_fails": _BULK_COMPLEX_AVRO,
     **{f"mit2_assignment_anti_patterns_cow_{m}#{i}:only_sqlext_fails": _INSERT_WITHOUT_KEY
