@@ -35,7 +35,7 @@ from engine.write.operation import WriteOperation
 from sqlext.catalog import CatalogTable, declared_narrow_types
 from sqlext.commands.insert_mode import InsertTarget, deduce_insert
 from sqlext.commands.options import write_options
-from sqlext.commands.partitions import literal_value, partition_path_from_values
+from sqlext.commands.partitions import literal_value, partition_path_from_values, partition_paths_for_spec
 from sqlext.commands.post_commit import after_write
 from sqlext.error_report import summarize
 from sqlext.errors import SqlAnalysisError
@@ -264,6 +264,7 @@ def insert_into(ctx: CommandContext, stmt: InsertInto) -> DataFrame:
         precombine_field=table.precombine_field or "", partitioned=bool(table.partition_fields),
         copy_on_write=table.table_type.upper() == "COPY_ON_WRITE",
         overwrite_table=stmt.overwrite and whole_table, overwrite_partition=stmt.overwrite and not whole_table)
+    explicit = (options.get(WriteConfig.OPERATION.key) or "").strip().lower()
     decision = deduce_insert(options, target)
     decision.apply(options)
     operation = WriteOperation.parse(decision.operation)
@@ -275,5 +276,12 @@ def insert_into(ctx: CommandContext, stmt: InsertInto) -> DataFrame:
         typed = {f.name: f.dataType for f in schema.fields}
         static_row = spark.range(1).select(*[F.lit(v).cast(typed[c]).alias(c) for c, v in static.items()])
         overwrite_partitions = [partition_path_from_values(table, static_row.toArrow())]
+    elif (operation is WriteOperation.INSERT_OVERWRITE and static and mode == "STATIC"
+          and explicit not in ("insert_overwrite", "insert_overwrite_table")):
+        # Hudi deduceOverwriteConfig: a static overwrite with some partition values replaces every stored
+        # partition those values match (PARTITION (dt = 'x', hh) drops dt=x/hh=* the query does not write);
+        # none stored: the partitions written (STATIC_OVERWRITE_PARTITION_PATHS empty).
+        matched = partition_paths_for_spec(table, dict(spec), entry.display)
+        overwrite_partitions = matched or None
     metrics = write_dataframe(spark, table, df, operation, options, overwrite_partitions=overwrite_partitions)
     return after_write(ctx, entry, table, options, metrics)

@@ -28,34 +28,52 @@ class Script:
     tables: list[str] = field(default_factory=lambda: ["t"])
 
 
-def _script(name: str, *sql: str | Statement, tables: tuple[str, ...] = ("t",)) -> Script:
+def script(name: str, *sql: str | Statement, tables: tuple[str, ...] = ("t",)) -> Script:
+    """A :class:`Script` named ``name`` of the statements ``sql`` (plain strings become statements without ``expect``)."""
     return Script(name, [s if isinstance(s, Statement) else Statement(s) for s in sql], list(tables))
 
 
 _COLS = "id int, name string, price double, ts long"
+OPTIMIZED = "hoodie.spark.sql.optimized.writes.enable"
+"""The key Hudi's suites loop over (``SPARK_SQL_OPTIMIZED_WRITES``)."""
+
+
+def create(cols: str, props: str, part: str = "", table: str = "{t}", using: str = "hudi",
+           keyword: str = "tblproperties") -> str:
+    """``create table`` of ``cols`` with ``props`` (``tblproperties`` or ``options``), partitioned by ``part``."""
+    parted = f" partitioned by ({part})" if part else ""
+    options = f" {keyword} ({props})" if props else ""
+    return f"create table {table} ({cols}) using {using}{parted}{options}"
+
+
+
+def with_conf(conf: dict[str, str], *sql: str | Statement) -> list[str | Statement]:
+    """``sql`` between ``set k = v`` for each of ``conf`` and ``reset k`` (as Hudi's ``withSQLConf``)."""
+    return [*(f"set {k} = {v}" for k, v in conf.items()), *sql, *(f"reset {k}" for k in conf)]
+
 
 CORPUS: list[Script] = [
     # TestCreateTable "Test Create Managed Hoodie Table" / "Test Create Hoodie Table With Options"
-    _script("create_managed_cow",
+    script("create_managed_cow",
             f"create table {{t}} ({_COLS}) using hudi tblproperties (primaryKey = 'id', preCombineField = 'ts')",
             "insert into {t} values (1, 'a1', 10, 1000)",
             "select id, name, price, ts from {t}",
             "show tblproperties {t} ('primaryKey')"),
-    _script("create_bad_primary_key",
+    script("create_bad_primary_key",
             Statement(f"create table {{t}} ({_COLS}) using hudi tblproperties (primaryKey = 'id1')",
                       expect="id1")),
-    _script("create_bad_precombine",
+    script("create_bad_precombine",
             Statement(f"create table {{t}} ({_COLS}) using hudi "
                       "tblproperties (primaryKey = 'id', preCombineField = 'ts1')", expect="ts1")),
     # TestCreateTable "Test Create Table As Select" (partitioned and not)
-    _script("ctas_partitioned",
+    script("ctas_partitioned",
             "create table {t} using hudi partitioned by (dt) tblproperties (primaryKey = 'id') "
             "as select 1 as id, 'a1' as name, 10 as price, '2021-04-01' as dt",
             "select id, name, price, dt from {t}",
             "insert into {t} select 2 as id, 'a2' as name, 20 as price, '2021-04-02' as dt",
             "select * from {t}"),
     # TestInsertTable "Test Insert Into with values" / static partition / overwrite
-    _script("insert_static_partition",
+    script("insert_static_partition",
             f"create table {{t}} ({_COLS}, dt string) using hudi partitioned by (dt) "
             "tblproperties (primaryKey = 'id', preCombineField = 'ts')",
             "insert into {t} partition (dt = '2021-01-05') select 1 as id, 'a1' as name, 10 as price, 1000 as ts",
@@ -66,14 +84,14 @@ CORPUS: list[Script] = [
             "insert overwrite table {t} select 3, 'a3', 12, 1002, '2021-01-07'",
             "select id, name, price, ts, dt from {t}"),
     # TestInsertTable "Test Insert Into with duplicate keys in one batch" (pk + preCombineField; 0.14+ insert mode)
-    _script("insert_duplicate_keys",
+    script("insert_duplicate_keys",
             f"create table {{t}} ({_COLS}) using hudi tblproperties (primaryKey = 'id', preCombineField = 'ts')",
             "insert into {t} values (1, 'a1', 10, 1000), (1, 'a2', 11, 1001), (2, 'b', 5, 1000)",
             "select id, name, price, ts from {t}",
             "insert into {t} values (1, 'a0', 9, 999)",
             "select id, name, price, ts from {t}"),
     # TestInsertTable "Test Insert Into MOR table" + upsert mode
-    _script("insert_mor_upsert_mode",
+    script("insert_mor_upsert_mode",
             f"create table {{t}} ({_COLS}) using hudi tblproperties (type = 'mor', primaryKey = 'id', "
             "preCombineField = 'ts')",
             "set hoodie.spark.sql.insert.into.operation = upsert",
@@ -82,11 +100,11 @@ CORPUS: list[Script] = [
             "select id, name, price, ts from {t}",
             "reset hoodie.spark.sql.insert.into.operation"),
     # TestInsertTable: too few columns
-    _script("insert_not_enough_columns",
+    script("insert_not_enough_columns",
             f"create table {{t}} ({_COLS}) using hudi tblproperties (primaryKey = 'id')",
             Statement("insert into {t} select 1, 'a1', 10", expect="")),
     # TestMergeIntoTable "Test MergeInto Basic"
-    _script("merge_basic",
+    script("merge_basic",
             f"create table {{t}} ({_COLS}) using hudi tblproperties (primaryKey = 'id', preCombineField = 'ts')",
             "merge into {t} as t0 using (select 1 as id, 'a1' as name, 10 as price, 1000 as ts) as s0 "
             "on s0.id = t0.id when matched then update set * when not matched then insert *",
@@ -98,7 +116,7 @@ CORPUS: list[Script] = [
             "as s0 on s0.id = t0.id when matched and flag = 'delete' then delete",
             "select id, name, price, ts from {t}"),
     # TestMergeIntoTable "Test MergeInto with ignored record" (smaller ts does not win) and partial update set
-    _script("merge_precombine_and_partial_set",
+    script("merge_precombine_and_partial_set",
             f"create table {{t}} ({_COLS}, dt string) using hudi partitioned by (dt) "
             "tblproperties (primaryKey = 'id', preCombineField = 'ts')",
             "insert into {t} values (1, 'a1', 10, 1000, '2021-03-21'), (2, 'a2', 20, 1000, '2021-03-21')",
@@ -112,7 +130,7 @@ CORPUS: list[Script] = [
             "on t0.id = s0.id when not matched and s0.price > 10 then insert *",
             "select id, name, price, ts, dt from {t}"),
     # TestMergeIntoTable: source from another table, MOR
-    _script("merge_mor_from_table",
+    script("merge_mor_from_table",
             f"create table {{t}} ({_COLS}) using hudi tblproperties (type = 'mor', primaryKey = 'id', "
             "preCombineField = 'ts')",
             f"create table {{t2}} ({_COLS}) using parquet",
@@ -123,34 +141,34 @@ CORPUS: list[Script] = [
             "select id, name, price, ts from {t}",
             tables=("t", "t2")),
     # TestUpdateTable "Test Update Table" (cow and mor, with and without preCombineField)
-    _script("update_cow",
+    script("update_cow",
             f"create table {{t}} ({_COLS}) using hudi tblproperties (primaryKey = 'id', preCombineField = 'ts')",
             "insert into {t} select 1, 'a1', 10, 1000",
             "update {t} set price = 20 where id = 1",
             "select id, name, price, ts from {t}",
             "update {t} set price = price * 2, name = 'a2' where id = 1",
             "select id, name, price, ts from {t}"),
-    _script("update_mor_no_precombine",
+    script("update_mor_no_precombine",
             f"create table {{t}} ({_COLS}) using hudi tblproperties (type = 'mor', primaryKey = 'id')",
             "insert into {t} select 1, 'a1', 10, 1000",
             "update {t} set price = 20 where id = 1",
             "update {t} set ts = 999 where id = 1",
             "select id, name, price, ts from {t}"),
     # TestUpdateTable: assigning the record key is refused
-    _script("update_record_key",
+    script("update_record_key",
             f"create table {{t}} ({_COLS}) using hudi tblproperties (primaryKey = 'id', preCombineField = 'ts')",
             "insert into {t} select 1, 'a1', 10, 1000",
             Statement("update {t} set id = 2 where id = 1", expect=""),
             "select id, name, price, ts from {t}"),
     # TestDeleteTable "Test Delete Table" (cow, mor; partitioned)
-    _script("delete_cow_and_all",
+    script("delete_cow_and_all",
             f"create table {{t}} ({_COLS}) using hudi tblproperties (primaryKey = 'id', preCombineField = 'ts')",
             "insert into {t} values (1, 'a1', 10, 1000), (2, 'a2', 20, 1000)",
             "delete from {t} where id = 1",
             "select id, name, price, ts from {t}",
             "delete from {t}",
             "select count(1) from {t}"),
-    _script("delete_mor_partitioned",
+    script("delete_mor_partitioned",
             f"create table {{t}} ({_COLS}, dt string) using hudi partitioned by (dt) "
             "tblproperties (type = 'mor', primaryKey = 'id', preCombineField = 'ts')",
             "insert into {t} values (1, 'a1', 10, 1000, '2021-01-01'), (2, 'a2', 20, 1000, '2021-01-02')",

@@ -1,8 +1,9 @@
 """Apache Hudi 0.15.0 (Spark 3.5, its own process) as the oracle: the same SQL scripts through Hudi and through
 sqlext give the same rows per statement (or both fail), and the tables each side wrote read the same everywhere.
 
-Scripts: :data:`~tests.hudi_oracle.scripts.CORPUS` (ported from Hudi's suites) and seeded random scripts —
-``SQLEXT_ORACLE_SEEDS`` of them in the default run (default 6), the rest up to 200 under ``-m extended``.
+Scripts: :data:`~tests.hudi_oracle.scripts.CORPUS` (ported from Hudi's suites), Hudi's DML suites
+(:mod:`~tests.hudi_oracle.suites`: a selection in the default run, the rest under ``-m extended``) and seeded random
+scripts — ``SQLEXT_ORACLE_SEEDS`` of them in the default run (default 6), the rest up to 200 under ``-m extended``.
 Known differences: :mod:`tests.hudi_oracle.known_differences`.
 """
 
@@ -17,6 +18,7 @@ from tests.hudi_oracle import known_differences
 from tests.hudi_oracle.compare import run_script
 from tests.hudi_oracle.oracle import HudiRunner, record
 from tests.hudi_oracle.scripts import CORPUS, Script, random_script
+from tests.hudi_oracle.suites import SUITES, SUITES_EXTENDED
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark, pytest.mark.integration]
 
@@ -41,9 +43,16 @@ def _check(script: Script, hudi: HudiRunner, session: object) -> None:
     assert not lines, "differences from Apache Hudi 0.15.0:\n" + "\n".join(lines)
 
 
-@pytest.mark.parametrize("script", CORPUS, ids=lambda s: s.name)
+@pytest.mark.parametrize("script", CORPUS + SUITES, ids=lambda s: s.name)
 def test_corpus(script: Script, hudi: HudiRunner, session: object) -> None:
     """Statements ported from Hudi's own SQL tests."""
+    _check(script, hudi, session)
+
+
+@pytest.mark.extended
+@pytest.mark.parametrize("script", SUITES_EXTENDED, ids=lambda s: s.name)
+def test_corpus_extended(script: Script, hudi: HudiRunner, session: object) -> None:
+    """The rest of Hudi's DML suites' cases (``-m extended``): the other cases, table types and settings."""
     _check(script, hudi, session)
 
 

@@ -249,3 +249,24 @@ def test_values_that_do_not_cast_fail_before_any_instant(session: Session, table
             session.spark.conf.unset("hoodie.spark.sql.insert.into.operation")
     assert [i.timestamp for i in Table.load(location(session, table_name)).timeline.instants] == before
     assert rows(session, f"SELECT id, name FROM {table_name}") == [(1, "a1")]
+
+
+@pytest.mark.parametrize("mode", ["static", "dynamic"])
+def test_overwrite_with_some_partition_values_in_static_and_dynamic_mode(session: Session, table_name: str,
+                                                                        mode: str) -> None:
+    """Hudi TestInsertTable "Test insert overwrite for multi partitioned table" (Hudi 0.15 deduceOverwriteConfig):
+    in static mode PARTITION (dt = '2023-12-06', hh) replaces every stored dt=2023-12-06/hh=* partition, hh=01 the
+    query does not write included; in dynamic mode only the partitions written."""
+    session.sql(f"CREATE TABLE {table_name} (id INT, name STRING, dt STRING, hh STRING) USING hudi "
+                "PARTITIONED BY (dt, hh) TBLPROPERTIES (primaryKey = 'id')")
+    session.sql(f"INSERT INTO {table_name} VALUES (0, 'a0', '2023-12-05', '00'), (1, 'a1', '2023-12-06', '00'), "
+                "(2, 'a2', '2023-12-06', '01')")
+    session.sql(f"SET hoodie.datasource.overwrite.mode = {mode}")
+    try:
+        session.sql(f"INSERT OVERWRITE TABLE {table_name} PARTITION (dt = '2023-12-06', hh) VALUES "
+                    "(3, 'a3', '00'), (4, 'a4', '02')")
+    finally:
+        session.sql("RESET hoodie.datasource.overwrite.mode")
+    kept = [(2, "2023-12-06", "01")] if mode == "dynamic" else []
+    assert rows(session, f"SELECT id, dt, hh FROM {table_name}") == sorted(
+        [(0, "2023-12-05", "00"), (3, "2023-12-06", "00"), (4, "2023-12-06", "02"), *kept])

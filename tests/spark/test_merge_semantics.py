@@ -246,11 +246,11 @@ def test_hudi_validations_give_hudis_messages(session: Session, table_name: str)
             "Invalid MERGE INTO matching condition: `s.name = 'x'`: expected condition should be "
             "'target.id = <source-column-expr>'",
         f"MERGE INTO {table_name} t USING (SELECT 1L AS id, 2L AS ts) s ON t.id = s.id WHEN MATCHED THEN DELETE":
-            "Invalid MERGE INTO matching condition: s.id: can't cast s.id (of bigint) to int",
+            "Invalid MERGE INTO matching condition: s.id: can't cast s.id (of LongType) to IntegerType",
         f"MERGE INTO {table_name} t USING (SELECT 1L AS id, 2L AS ts) s ON CAST(t.id AS BIGINT) = s.id "
         "WHEN MATCHED THEN DELETE": "Invalid MERGE INTO matching condition: s.id: can't cast s.id",
         f"MERGE INTO {table_name} t USING (SELECT 1, 'x', 1.0, 2L) s(id, name, price, ts) ON t.id = s.id "
-        "WHEN MATCHED THEN DELETE": "COLUMN_ALIASES_NOT_ALLOWED.* aliases are not allowed in MERGE",
+        "WHEN MATCHED THEN DELETE": "COLUMN_ALIASES_IS_NOT_ALLOWED.* Columns aliases are not allowed in MERGE",
         f"UPDATE {table_name} SET id = 2 WHERE id = 1": "Detected disallowed assignment clause in UPDATE statement "
                                                         "for record key field `id`",
     }

@@ -24,6 +24,7 @@ from engine.formats.avro_schema import META_FIELDS
 from engine.spark.schema import table_data_schema
 from engine.table import Table
 from sqlext.catalog import CatalogTable, declared_narrow_types, quote
+from sqlext.commands.insert import scala_type_name
 from sqlext.error_report import summarize
 from sqlext.errors import SqlAnalysisError
 from sqlext.parser.source import expr_sql
@@ -177,9 +178,10 @@ def _source_alias(stmt: MergeInto) -> str:
 
 def _load_source(spark_sql: DataFrame, stmt: MergeInto, display: str) -> DataFrame:
     if stmt.source_columns:
-        # Spark's parser refuses them (``AstBuilder.visitMergeIntoTable``), so Hudi never sees them.
-        raise SqlAnalysisError(f"MERGE INTO {display}: [COLUMN_ALIASES_NOT_ALLOWED] Column aliases are not "
-                               f"allowed in MERGE ({', '.join(stmt.source_columns)})")
+        # Spark's parser refuses them (``AstBuilder.visitMergeIntoTable``), so Hudi never sees them: Spark 3.5's
+        # error class and words, as Hudi 0.15 (Spark 3.5) answers.
+        raise SqlAnalysisError(f"MERGE INTO {display}: [COLUMN_ALIASES_IS_NOT_ALLOWED] Columns aliases are not "
+                               f"allowed in MERGE. ({', '.join(stmt.source_columns)})")
     return spark_sql.drop(*[c for c in spark_sql.columns if c in META_FIELDS])
 
 
@@ -294,7 +296,7 @@ def _resolve_on(scope: MergeScope, can_up_cast: UpCast, require_all_keys: bool) 
         if target_cast and not can_up_cast(source_type, target_type):
             raise SqlAnalysisError(
                 f"MERGE INTO {display}: Invalid MERGE INTO matching condition: {source_expr}: can't cast "
-                f"{source_expr} (of {source_type.simpleString()}) to {target_type.simpleString()}")
+                f"{source_expr} (of {scala_type_name(source_type)}) to {scala_type_name(target_type)}")
     equated: dict[str, str] = {}
     fields = [*scope.key_fields, *scope.table.partition_fields]
     for name in fields:
