@@ -50,7 +50,7 @@ def build_table(session: Session, name: str) -> None:
     group with a log file a compaction would pick)."""
     session.sql(f"""CREATE TABLE {name} (id INT, name STRING, price DOUBLE, ts BIGINT, dt STRING) USING hudi
         PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts',
-        'hoodie.parquet.small.file.limit' = '0')""")
+        'hoodie.parquet.small.file.limit' = '0', 'hoodie.compact.inline' = 'false')""")
     for batch in range(3):  # each INSERT writes a new file group per partition (small-file packing off)
         values = ", ".join(f"({batch * 10 + i}, 'n{batch * 10 + i}', {float(i)}, {batch}, '{'d1' if i % 2 else 'd2'}')"
                            for i in range(10))
