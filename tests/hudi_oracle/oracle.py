@@ -60,6 +60,7 @@ class HudiRunner:
                if k not in ("SPARK_HOME", "PYTHONPATH", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV")}
         env["PYSPARK_PYTHON"] = str(status["python"])
         env["PYSPARK_SUBMIT_ARGS"] = f"--driver-memory 1g --jars {status['jar']} pyspark-shell"
+        log.parent.mkdir(parents=True, exist_ok=True)
         self._log = log.open("w")
         start = time.monotonic()
         self._proc = subprocess.Popen([str(status["python"]), str(RUNNER), str(warehouse)], env=env,
