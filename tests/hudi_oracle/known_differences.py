@@ -66,6 +66,12 @@ PATTERNS: list[Known] = [
           "(batch rows of one key combined, an upsert by default), not by sqlext (sqlext/commands/options.py)"),
     Known("final_rows", r"^read ", "hudi-rs 0.5 reads TIMESTAMP partition values as UTC-aware timestamps, Spark as "
           "naive ones: the same values", ours=r"\+00:00'", ours_as_hudi=(r"('ts:[0-9T:.-]+)\+00:00'", r"\1'")),
+    # Hudi 0.15 itself fails some MERGEs on partitioned merge-on-read tables with a partial UPDATE SET (random seeds
+    # 31, 39, 47); sqlext runs them. Its cause line was not captured (the headline has none): to investigate.
+    Known("only_hudi_fails", r"^\s*merge into .* when matched (and .* )?then update set (?!\*)",
+          "TO INVESTIGATE: Hudi 0.15 fails this MERGE on a partitioned merge-on-read table ('Merge into Hoodie table "
+          "command failed', no cause in its message); sqlext runs it",
+          hudi=r"Merge into Hoodie table command failed"),
 ]
 """Differences explained by class."""
 
@@ -155,15 +161,18 @@ _OVERWRITE_COLUMN_LIST = ("Hudi 0.15 fails: INSERT INTO / OVERWRITE t (id, price
 _BULK_COMPLEX_AVRO = ("Hudi 0.15 fails: bulk insert into a table whose hoodie.table.keygenerator.class is "
                       "ComplexAvroKeyGenerator (task failure; the suite tests a later fix); sqlext writes it")
 
-_MERGE_DUPLICATE_KEY_PER_ROW = ("BUG (sqlext): a MERGE whose UPDATE SET assigns some columns, into a merge-on-read "
-                                "file group holding one key twice (written by insert) that is small enough to take "
-                                "the batch's inserts: Hudi 0.15's merge handle evaluates the assignments against each "
-                                "stored copy (each keeps its own name); sqlext computes one new row per key and writes "
-                                "it over both copies. The fix belongs in sqlext/commands/merge (per stored row) and "
+_MERGE_DUPLICATE_KEY_PER_ROW = ("BUG (sqlext): a MERGE whose UPDATE SET assigns some columns, into a key stored twice "
+                                "(written by insert on a table without preCombineField) where the file group is "
+                                "rewritten (copy-on-write, or a merge-on-read small file taking the batch's inserts): "
+                                "Hudi 0.15's merge handle evaluates the assignments against each stored copy (each "
+                                "keeps its own name); sqlext computes one new row per key and writes it over both "
+                                "copies. The fix belongs in sqlext/commands/merge (per stored row) and "
                                 "engine/write/handles.py")
 
 EXACT: dict[str, str] = {
     "seed7#5:rows": _MERGE_DUPLICATE_KEY_PER_ROW,
+    "seed35#11:rows": _MERGE_DUPLICATE_KEY_PER_ROW,
+    "seed52#9:rows": _MERGE_DUPLICATE_KEY_PER_ROW,
     # Hudi's DML suites (tests/hudi_oracle/suite_*.py)
     "ins_first_value_avro_payload#4:rows": _FIRST_VALUE_TIE,
     "mit2_mor_table_2#13:only_hudi_fails": _MOR_TARGET_RIGHT_VALUE,
