@@ -66,10 +66,10 @@ PATTERNS: list[Known] = [
           "(batch rows of one key combined, an upsert by default), not by sqlext (sqlext/commands/options.py)"),
     Known("final_rows", r"^read ", "hudi-rs 0.5 reads TIMESTAMP partition values as UTC-aware timestamps, Spark as "
           "naive ones: the same values", ours=r"\+00:00'", ours_as_hudi=(r"('ts:[0-9T:.-]+)\+00:00'", r"\1'")),
-    # Hudi 0.15 itself fails some MERGEs on partitioned merge-on-read tables with a partial UPDATE SET (random seeds
-    # 31, 39, 47); sqlext runs them. Its cause line was not captured (the headline has none): to investigate.
+    # Hudi 0.15 itself fails some MERGEs with a partial UPDATE SET on merge-on-read tables (random seeds 55, 60 and
+    # partitioned 31, 39, 47); sqlext runs them. Its cause line was not captured (the headline has none): to investigate.
     Known("only_hudi_fails", r"^\s*merge into .* when matched (and .* )?then update set (?!\*)",
-          "TO INVESTIGATE: Hudi 0.15 fails this MERGE on a partitioned merge-on-read table ('Merge into Hoodie table "
+          "TO INVESTIGATE: Hudi 0.15 fails this partial-update MERGE on a merge-on-read table ('Merge into Hoodie table "
           "command failed', no cause in its message); sqlext runs it",
           hudi=r"Merge into Hoodie table command failed"),
 ]
