@@ -34,13 +34,13 @@ def _unsupported(ctx: CommandContext, stmt: Any) -> DataFrame:
 
 
 def _handlers() -> dict[type, Callable[[CommandContext, Any], DataFrame]]:
-    from sqlext.commands import alter_columns, ddl, insert, merge, show, update_delete
+    from sqlext.commands import alter_columns, alter_table, insert, merge, show, update_delete
 
     table: dict[type, Callable[[CommandContext, Any], DataFrame]] = {
         st.Passthrough: _passthrough,
         st.CreateTable: _create,
-        st.DropTable: ddl.drop_table,
-        st.TruncateTable: ddl.truncate_table,
+        st.DropTable: alter_table.drop_table,
+        st.TruncateTable: alter_table.truncate_table,
         st.InsertInto: insert.insert_into,
         st.MergeInto: merge.merge_into,
         st.UpdateTable: update_delete.update_table,
@@ -58,7 +58,7 @@ def _handlers() -> dict[type, Callable[[CommandContext, Any], DataFrame]]:
     table[st.Call] = call
     table[st.Compaction] = service_statement
     for name in ("RenameTable", "SetProperties", "UnsetProperties", "DropPartitions", "SetLocation"):
-        table[getattr(st, name)] = ddl.alter_table
+        table[getattr(st, name)] = alter_table.alter_table
     for name in ("AddColumns", "RenameColumn", "DropColumns", "AlterColumn", "ChangeColumn", "ReplaceColumns"):
         table[getattr(st, name)] = alter_columns.alter_columns
     return table

@@ -49,7 +49,7 @@ from engine.table import Table
 from engine.timeline.instant import parse_instant_time
 from engine.write.operation import WriteOperation
 from sqlext.catalog import CatalogTable
-from sqlext.commands.ddl import truncate_table as truncate_statement
+from sqlext.commands.alter_table import truncate_table as truncate_statement
 from sqlext.commands.options import write_options
 from sqlext.commands.post_commit import after_write
 from sqlext.errors import ProcedureError
