@@ -15,6 +15,7 @@ from engine.formats.avro_schema import add_meta_fields, arrow_to_avro
 from engine.formats.log_format import AvroDataBlock, read_log_blocks
 from engine.spark.writer import table_arrow_schema
 from engine.table import Table
+from engine.timeline.instant import Instant
 from engine.write.append_handle import LatestSlice, append_to_file_group
 from engine.write.commit import finish_write, start_write
 from engine.write.handles import TaskIdentity, WriteContext
@@ -33,6 +34,16 @@ def rows(session: Session, name: str, location: str) -> list[tuple[int, str]]:
     return ours
 
 
+def latest_delta_commit(session: Session, name: str) -> tuple[Table, Instant]:
+    """The table behind catalog name ``name`` and its newest completed instant, asserted to be a delta commit."""
+    entry = session.catalog.lookup_name(name)
+    assert entry is not None
+    table = Table.load(entry.location)
+    latest = table.timeline.completed_commits()[-1]
+    assert latest.action == "deltacommit"
+    return table, latest
+
+
 def test_log_files_roll_over_at_max_size(session: Session, table_name: str) -> None:
     session.sql(f"""CREATE TABLE {table_name} (id INT, v STRING, ts BIGINT) USING hudi
         TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts',
@@ -40,11 +51,7 @@ def test_log_files_roll_over_at_max_size(session: Session, table_name: str) -> N
     values = ", ".join(f"({i}, 'v{i}', 1)" for i in range(200))
     session.sql(f"INSERT INTO {table_name} VALUES {values}")
     session.sql(f"UPDATE {table_name} SET v = concat('u', v), ts = 2")
-    entry = session.catalog.lookup_name(table_name)
-    assert entry is not None
-    table = Table.load(entry.location)
-    latest = table.timeline.completed_commits()[-1]
-    assert latest.action == "deltacommit"
+    table, latest = latest_delta_commit(session, table_name)
     stats = table.commit_metadata(latest).all_write_stats()
     assert len(stats) >= 3, "200 updates of ~20 KiB should span several 3 KB log files"
     assert sum(s.num_writes for s in stats) == 200
@@ -59,7 +66,7 @@ def test_log_files_roll_over_at_max_size(session: Session, table_name: str) -> N
         # A file grows past the limit by at most its last block, then the next block rolls over.
         assert stat.file_size_in_bytes < 3000 + 4000
     assert stats[-1].log_files == [s.path.rsplit("/", 1)[-1] for s in stats]
-    assert rows(session, table_name, entry.location) == sorted((i, f"uv{i}") for i in range(200))
+    assert rows(session, table_name, table.base_path) == sorted((i, f"uv{i}") for i in range(200))
 
 
 def other_writer_inserts_into_a_log_file(table: Table, records: list[dict[str, object]]) -> str:
@@ -120,18 +127,14 @@ def test_a_delete_without_precombine_field_carries_hudis_zero_ordering_value(ses
         TBLPROPERTIES (type = 'mor', primaryKey = 'id')""")
     session.sql(f"INSERT INTO {table_name} VALUES (1, 'a'), (2, 'b')")
     session.sql(f"DELETE FROM {table_name} WHERE id = 1")
-    entry = session.catalog.lookup_name(table_name)
-    assert entry is not None
-    table = Table.load(entry.location)
-    latest = table.timeline.completed_commits()[-1]
-    assert latest.action == "deltacommit"
+    table, latest = latest_delta_commit(session, table_name)
     deletes = []
     for stat in table.commit_metadata(latest).all_write_stats():
         for block in read_log_blocks(table.storage, table.storage.join(table.base_path, stat.path)):
             if isinstance(block, DeleteBlock):
                 deletes += block.delete_records()
     assert [(d.record_key, d.ordering_value, d.ordering_type) for d in deletes] == [("1", 0, "IntWrapper")]
-    assert rows(session, table_name, entry.location) == [(2, "b")]
+    assert rows(session, table_name, table.base_path) == [(2, "b")]
 
 
 def test_small_base_file_takes_a_batchs_updates_with_its_inserts(session: Session, table_name: str) -> None:

@@ -244,7 +244,8 @@ def test_after_a_restore_the_incremental_clean_logs_no_backwards_range_and_resto
         r.getMessage() for r in rollback_lines]
     # Now only T[0..2] remain: the earliest commit to retain (T[1]) is before the last clean's (T[3]).
     caplog.clear()
-    with caplog.at_level(logging.DEBUG, logger="engine"):
+    # The clean module's own logger: the shell sets "engine.services" to INFO when a shell test ran in this process.
+    with caplog.at_level(logging.DEBUG, logger="engine.services.clean"):
         plan = plan_clean(table.reload(), conf)
     assert plan.earliest_instant_to_retain is not None and plan.earliest_instant_to_retain.timestamp == T[1]
     assert plan.file_count == 0
@@ -257,7 +258,7 @@ def test_after_a_restore_the_incremental_clean_logs_no_backwards_range_and_resto
     for _ in range(4):
         new_paths += written([table.reload_timeline().new_instant_time()])
     caplog.clear()
-    with caplog.at_level(logging.DEBUG, logger="engine"):
+    with caplog.at_level(logging.DEBUG, logger="engine.services.clean"):
         planned = _planned(table.reload(), conf)
     # retains from new[2]: new[1] serves it, new[0] goes; the savepointed T[2] stays
     assert planned == [os.path.basename(new_paths[0])]
