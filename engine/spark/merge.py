@@ -34,7 +34,7 @@ import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, StringType, StructField, StructType
+from pyspark.sql.types import BooleanType, StringType
 
 from engine.config import HoodieConfig, WriteConfig
 from engine.formats.avro_schema import META_FIELDS
@@ -46,14 +46,14 @@ from engine.table import Table
 from engine.write.handles import EXPRESSION_PAYLOAD
 from engine.write.metrics import WriteMetrics
 from engine.write.operation import WriteOperation
-from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
+from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY, STORED_SEQNO
 
 MATCHED = "_hoodie_merge_matched"
 """Boolean column of the joined rows: the incoming row matched a stored record."""
 STORED_KEY = "_hoodie_stored_record_key"
 """Record key of the matched stored record (null when none), under the stored side's alias."""
 STORED_FILE_ID = "_hoodie_stored_file_id"
-STORED_LOCATION = (STORED_KEY, STORED_PARTITION, STORED_FILE_ID)
+STORED_LOCATION = (STORED_KEY, STORED_PARTITION, STORED_FILE_ID, STORED_SEQNO)
 """The stored record's location columns a clause projection must keep (:meth:`MergeSpec.stage`)."""
 INCOMING_KEY = "_hoodie_incoming_record_key"
 INCOMING_PARTITION = "_hoodie_incoming_partition_path"
@@ -145,14 +145,15 @@ def stored_rows(spark: SparkSession, table: Table) -> DataFrame:
     target = spark.read.format("hudi").load(table.base_path)
     target = target.withColumn(STORED_FILE_ID, F.split(F.col(META_FIELDS[4]), "_").getItem(0))
     target = target.withColumnRenamed(RECORD_KEY, STORED_KEY).withColumnRenamed(PARTITION_PATH, STORED_PARTITION)
+    target = target.withColumnRenamed(META_FIELDS[1], STORED_SEQNO)
     return target.drop(*[c for c in META_FIELDS if c in target.columns])
 
 
 def inserted_rows(spark: SparkSession, table: Table, spec: MergeSpec) -> DataFrame:
     """The data columns of the records an insert-only spec writes: every incoming row, not matched."""
     S, T = spec.source_alias, spec.stored_alias
-    schema = StructType([StructField(c, StringType()) for c in STORED_LOCATION])
-    nothing = spark.createDataFrame([], schema).alias(T)
+    # No stored row is met (Hudi tags none), but clause conditions may name target columns (never true here).
+    nothing = stored_rows(spark, table).limit(0).alias(T)
     joined = spec.source.alias(S).join(nothing, F.lit(False), "left").withColumn(MATCHED, F.lit(False))
     staged = spec.stage(joined)
     data = {f.name.lower() for f in table_arrow_schema(table)}
@@ -239,8 +240,9 @@ def _tagged_sides(spark: SparkSession, table: Table, spec: MergeSpec, conf: Hood
         located, lookup_held = locate_keys(spark, table, src.select(F.col(INCOMING_KEY).alias(RECORD_KEY)), conf,
                                            count_rows=src.count)
         held.extend(lookup_held)
+        # The rows the clauses write do not read the stored record: one per key serves every stored copy.
         stored = located.select(F.col(RECORD_KEY).alias(STORED_KEY), F.col(PARTITION_PATH).alias(STORED_PARTITION),
-                                F.col(FILE_ID).alias(STORED_FILE_ID))
+                                F.col(FILE_ID).alias(STORED_FILE_ID), F.lit(None).cast(StringType()).alias(STORED_SEQNO))
     cond = F.col(f"`{S}`.{INCOMING_KEY}") == F.col(f"`{T}`.{STORED_KEY}")
     if with_partition:
         cond = cond & (F.col(f"`{S}`.{INCOMING_PARTITION}") == F.col(f"`{T}`.{STORED_PARTITION}"))
@@ -270,4 +272,5 @@ def _route(staged: DataFrame, table: Table, conf: HoodieConfig, data_schema: pa.
         F.when(old, F.col(STORED_PARTITION)).otherwise(F.col(PARTITION_PATH)).cast(StringType()).alias(PARTITION_PATH),
         F.when(old, F.col(STORED_FILE_ID)).otherwise(F.lit(None)).cast(StringType()).alias(FILE_ID),
         (is_delete | delete_copy).cast(BooleanType()).alias(IS_DELETED),
+        F.when(old, F.col(STORED_SEQNO)).otherwise(F.lit(None)).cast(StringType()).alias(STORED_SEQNO),
     )

@@ -47,7 +47,7 @@ from engine.timeline.commit_metadata import RuntimeStats, WriteStat
 from engine.write.cdc_logger import cdc_enabled, write_cdc_log
 from engine.write.markers import IOType, Marker, create_marker
 from engine.write.planner import ExistingFileGroup
-from engine.write.prepare import PARTITION_PATH, RECORD_KEY, dedupe_by_key, deleted_mask
+from engine.write.prepare import PARTITION_PATH, RECORD_KEY, STORED_SEQNO, dedupe_by_key, deleted_mask
 
 logger = logging.getLogger(__name__)
 
@@ -305,6 +305,24 @@ def _stored_key_index(ctx: WriteContext, footer: Mapping[str, str], path: str) -
     return stored, low, high
 
 
+def _incoming_of_stored(records: pa.Table, incoming_keys: pa.Array, old: pa.Table,
+                        stored_keys: pa.Array) -> pa.Array:
+    """For each stored row, the index of the incoming record that replaces it (null: none).
+
+    An incoming record naming a stored copy (:data:`STORED_SEQNO`) replaces that copy only; one without replaces
+    every stored record of its key (``HoodieMergeHandle``: each stored record of a key meets the incoming one)."""
+    copies = records.column(STORED_SEQNO).cast(pa.string()).combine_chunks() \
+        if STORED_SEQNO in records.column_names else None
+    if copies is None or copies.null_count == len(copies) or COMMIT_SEQNO not in old.column_names:
+        return pc.index_in(stored_keys, value_set=incoming_keys)
+    stored_copies = pc.binary_join_element_wise(stored_keys, old.column(COMMIT_SEQNO).cast(pa.string()), "\x00")
+    incoming_copies = pc.binary_join_element_wise(incoming_keys, copies, "\x00")  # null where no copy is named
+    exact = pc.index_in(stored_copies, options=pc.SetLookupOptions(incoming_copies, skip_nulls=True))
+    unnamed = pc.if_else(pc.is_null(copies), incoming_keys, pa.nulls(len(copies), pa.string()))
+    loose = pc.index_in(stored_keys, options=pc.SetLookupOptions(unnamed, skip_nulls=True))
+    return pc.coalesce(exact, loose)
+
+
 def merge_file_group(
     ctx: WriteContext, existing: ExistingFileGroup, records: pa.Table, task: TaskIdentity
 ) -> list[WriteStat]:
@@ -330,7 +348,7 @@ def merge_file_group(
     """
     start = time.monotonic()
     if ctx.conf.get(WriteConfig.COMBINE_BEFORE_UPSERT):
-        records = dedupe_by_key(records, ctx.precombine_field, ctx.payload.first_on_ties)
+        records = dedupe_by_key(records, ctx.precombine_field, ctx.payload.first_on_ties, per_stored_copy=True)
     try:
         old, footer = read_base_file_with_footer(ctx.storage, existing.base_file_path)
     except Exception as exc:  # noqa: BLE001 - any read failure aborts this file group's write
@@ -346,7 +364,7 @@ def merge_file_group(
 
     incoming_keys = records.column(RECORD_KEY).cast(pa.string()).combine_chunks()
     stored_keys = _stored_keys(ctx, old)
-    position = pc.index_in(stored_keys, value_set=incoming_keys)
+    position = _incoming_of_stored(records, incoming_keys, old, stored_keys)
     matched = np.asarray(position.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     if ctx.concat_inserts:
         matched = np.zeros(n_old, dtype=bool)

@@ -16,12 +16,18 @@ IS_DELETED = "_hoodie_is_deleted"
 BUCKET = "_hoodie_bucket"
 KEY_HASH = "_hoodie_key_hash"
 SLOT = "_hoodie_write_slot"
+STORED_SEQNO = "_hoodie_stored_commit_seqno"
+"""Optional column of prepped records: the ``_hoodie_commit_seqno`` of the stored record a row was computed from
+(a MERGE whose clauses read the target row). A key stored twice in a file group (inserts without combining) then
+gets each copy's own result, as Hudi's ``HoodieMergeHandle`` evaluates ``ExpressionPayload`` against each stored
+record; null: the row replaces every stored record of its key."""
 
 # Columns the write pipeline adds to incoming rows; never stored as data columns.
-PIPELINE_COLUMNS = (RECORD_KEY, PARTITION_PATH, FILE_ID, IS_DELETED, BUCKET, KEY_HASH, SLOT)
+PIPELINE_COLUMNS = (RECORD_KEY, PARTITION_PATH, FILE_ID, IS_DELETED, BUCKET, KEY_HASH, SLOT, STORED_SEQNO)
 
 
-def dedupe_by_key(records: pa.Table, precombine_field: str | None, first_on_ties: bool = False) -> pa.Table:
+def dedupe_by_key(records: pa.Table, precombine_field: str | None, first_on_ties: bool = False,
+                  per_stored_copy: bool = False) -> pa.Table:
     """Keep one record per ``_hoodie_record_key``: the one with the greatest precombine value; on ties
     (or without a precombine field) the one that arrived last, or first with ``first_on_ties``.
 
@@ -29,6 +35,8 @@ def dedupe_by_key(records: pa.Table, precombine_field: str | None, first_on_ties
         records: rows with a ``_hoodie_record_key`` column (and the precombine column when given).
         precombine_field: ordering column name (a dotted path for a nested field), or ``None``.
         first_on_ties: ``FirstValueAvroPayload.preCombine`` (:mod:`engine.payloads`).
+        per_stored_copy: keep one record per key and :data:`STORED_SEQNO` (a merge handle rewriting each stored
+            copy of a key with its own result).
 
     Returns:
         The surviving rows, in key order.
@@ -38,14 +46,20 @@ def dedupe_by_key(records: pa.Table, precombine_field: str | None, first_on_ties
         return records
     arrival = pa.array(np.arange(n, dtype=np.int64))
     work = records.append_column("__arrival", arrival)
-    sort_keys: list[tuple[str, str, str]] = [(RECORD_KEY, "ascending", "at_start")]
+    group = RECORD_KEY
+    if per_stored_copy and STORED_SEQNO in records.column_names and records.column(STORED_SEQNO).null_count < n:
+        group = "__group"
+        copies = pc.fill_null(records.column(STORED_SEQNO).cast(pa.string()), "")
+        work = work.append_column(group, pc.binary_join_element_wise(
+            records.column(RECORD_KEY).cast(pa.string()), copies, "\x00"))
+    sort_keys: list[tuple[str, str, str]] = [(group, "ascending", "at_start")]
     ordering = field_values(records, precombine_field) if precombine_field else None
     if ordering is not None:
         work = work.append_column("__ordering", ordering)
         sort_keys.append(("__ordering", "ascending", "at_start"))
     sort_keys.append(("__arrival", "descending" if first_on_ties else "ascending", "at_start"))
     order = pc.sort_indices(work, sort_keys=sort_keys)
-    keys = pc.take(records.column(RECORD_KEY), order)
+    keys = pc.take(work.column(group), order)
     keys_np = keys.to_numpy(zero_copy_only=False)
     last_in_run = np.empty(n, dtype=bool)
     last_in_run[:-1] = keys_np[:-1] != keys_np[1:]

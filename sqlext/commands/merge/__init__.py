@@ -14,7 +14,10 @@ Semantics (Hudi 0.15; docs/SQL.md §1.4):
 * A matched row takes the first UPDATE clause whose condition holds, else the DELETE clause (Hudi's
   ``ExpressionPayload``); a row not matched takes the first INSERT clause whose condition holds.
 * Without an ordering field and UPDATE clause the MERGE is an ``insert``: every source row the INSERT clauses
-  take is written, duplicate keys included.
+  take is written, duplicate keys included, and a DELETE clause deletes nothing (Hudi 0.15 tags no record).
+* A key stored twice (inserts without combining) meets the source row once per stored copy: each copy gets
+  its own result (Hudi's ``HoodieMergeHandle``), on copy-on-write tables and merge-on-read file groups that
+  take the batch's inserts.
 * ``WHEN NOT MATCHED BY SOURCE [AND cond] THEN UPDATE SET ... | DELETE`` (Spark 3.5 / Delta; beyond Hudi).
 * Ordering on copy-on-write tables: a stored record whose precombine value is greater than the merged
   row's is kept (Hudi's ``ExpressionPayload``); a matched DELETE deletes whatever the ordering value. On

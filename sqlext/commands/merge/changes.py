@@ -11,8 +11,9 @@ The SQL layer says what the statement means; the engine's writer tags and routes
    INSERT clause whose condition holds. Each becomes a projection of the joined row (values cast to the column
    types) and an operation (upsert or delete). ``WHEN NOT MATCHED BY SOURCE`` clauses (beyond Hudi) are
    projections of the stored rows no source row matched, tried in the order written;
-3. the write operation: ``insert`` when the table has no ordering field and every clause is an INSERT (Hudi:
-   no tagging, every source row is new, duplicate keys kept), else ``upsert``;
+3. the write operation: ``insert`` when the table has no ordering field and no clause is an UPDATE (Hudi 0.15's
+   rule: no tagging, every source row is new, duplicate keys kept, a DELETE clause deletes nothing), else
+   ``upsert``;
 4. for a keyless table with an ordering field, the source expression of that field: of several source rows
    matching one stored row, the greatest ordering value wins (Hudi combines the incoming records by it).
 """
@@ -51,8 +52,10 @@ def merge_spec(scope: MergeScope) -> MergeSpec:
     part_sources = _source_partition_exprs(scope)
     part_columns = None if part_sources is None else [
         F.expr(e).cast(scope.types[n.lower()]).alias(n) for n, e in part_sources.items()]
-    insert_only = (not scope.keyless and not scope.precombine
-                   and all(isinstance(c, WhenNotMatchedInsert) for c in scope.stmt.clauses))
+    # Hudi 0.15 (MergeIntoHoodieTableCommand.executeUpsert): no ordering field and no UPDATE clause make the write
+    # an insert: nothing is tagged, so a DELETE clause meets no stored row and deletes nothing.
+    insert_only = (not scope.keyless and not scope.precombine and not by_source
+                   and not any(isinstance(c, WhenMatchedUpdate) for c in scope.stmt.clauses))
     return MergeSpec(
         source=scope.source, source_alias=scope.source_alias, stored_alias=scope.target_alias,
         key_columns=[] if scope.keyless else key_columns, partition_columns=part_columns,
