@@ -16,7 +16,8 @@ class (``org.apache.hudi.common.model.``)   preCombine                   against
 ``OverwriteWithLatestAvroPayload``          greater ordering; tie: later the incoming record
 ``DefaultHoodieRecordPayload``              greater ordering; tie: later the stored one if its ordering is greater
 ``EventTimeAvroPayload``                    greater ordering; tie: later as DefaultHoodieRecordPayload
-``FirstValueAvroPayload``                   greater ordering; tie: first as DefaultHoodieRecordPayload
+``FirstValueAvroPayload``                   greater ordering; tie: first the stored one unless the incoming one's
+                                                                         ordering is greater (a tie keeps it)
 ``AWSDmsAvroPayload``                       greater ordering; tie: later the incoming record; ``Op = 'D'`` deletes
 ``OverwriteNonDefaultsWith...Payload``      greater ordering; tie: later the incoming record, its null columns
                                                                          taken from the stored one
@@ -60,8 +61,9 @@ class PayloadRules:
         name: the class name.
         event_time: against the stored record, a stored record whose ordering value is greater is kept
             (``DefaultHoodieRecordPayload.needUpdatingPersistedRecord``).
-        first_on_ties: in ``preCombine``, of versions with equal ordering values the first (older) one is kept
-            (``FirstValueAvroPayload``); else the later one.
+        first_on_ties: of versions with equal ordering values the first (older) one is kept, in ``preCombine``
+            and against the stored record (``FirstValueAvroPayload.needUpdatingPersistedRecord``); else the later
+            one.
         delete_op_field: a column whose value ``D`` marks the record as a delete (``AWSDmsAvroPayload``), or None.
         fill_nulls_from_stored: against the stored record, a null column of the incoming record keeps the stored
             value (``OverwriteNonDefaultsWithLatestAvroPayload.combineAndGetUpdateValue``; ``preCombine`` is

@@ -365,7 +365,9 @@ def _combine_with_base(base_batches: Iterator[pa.Table] | None, base_file: str, 
                                  if base_ordering_col is not None else pa.nulls(base.num_rows, ordering_type))
                 record_or_null = pc.if_else(is_record, index, pa.scalar(None, pa.int32()))
                 log_ordering = pc.take(merged.ordering, record_or_null)
-                base_wins = pc.and_(is_record, _greater(base_ordering, log_ordering))
+                # FirstValueAvroPayload.needUpdatingPersistedRecord: the stored record stays on equal values.
+                base_wins = pc.and_(is_record, pc.invert(_greater(log_ordering, base_ordering))
+                                    if settings.first_on_ties else _greater(base_ordering, log_ordering))
             else:
                 base_wins = pa.array(np.zeros(base.num_rows, dtype=bool))
             keep_base = pc.or_(pc.invert(matched), base_wins)

@@ -376,7 +376,10 @@ def merge_file_group(
     incoming_values = field_values(records, field) if stored_order is not None and field else None
     if stored_order is not None and incoming_values is not None:
         incoming_order = pc.take(incoming_values, pa.array(np.where(matched, pos, 0)))
-        greater = pc.fill_null(pc.greater(stored_order, incoming_order), False)
+        if ctx.payload.first_on_ties:  # FirstValueAvroPayload: the stored record stays on equal values
+            greater = pc.fill_null(pc.greater_equal(stored_order, incoming_order), False)
+        else:
+            greater = pc.fill_null(pc.greater(stored_order, incoming_order), False)
         keep_stored = matched & np.asarray(greater.to_numpy(zero_copy_only=False), dtype=bool)
         if ctx.deletes_ignore_ordering:
             keep_stored &= ~deletes[np.where(matched, pos, 0)]

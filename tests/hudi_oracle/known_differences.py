@@ -78,10 +78,6 @@ PATTERNS: list[Known] = [
 _RECORD_KEY_UPDATE = ("sqlext refuses an UPDATE assigning the record key (Hudi 1.0's 'Detected disallowed assignment "
                       "clause'); Hudi 0.15 accepts it and writes id = 2 under record key '1', a row whose key "
                       "column and _hoodie_record_key disagree")
-_FIRST_VALUE_TIE = ("BUG (sqlext): FirstValueAvroPayload against the stored record keeps the stored one on an equal "
-                    "ordering value (Hudi 0.15 FirstValueAvroPayload.needUpdatingPersistedRecord: persisted < "
-                    "incoming to update); sqlext's table lets the incoming row win (engine/payloads.py rules it "
-                    "'as DefaultHoodieRecordPayload'): the fix belongs in engine/payloads.py and the merges using it")
 _HUDI_RS_PAYLOAD = ("hudi-rs 0.5 refuses to read a merge-on-read table whose payload class it cannot reproduce "
                     "(FirstValueAvroPayload), Hudi's table and sqlext's alike: a limit of the third reader")
 
@@ -174,7 +170,6 @@ EXACT: dict[str, str] = {
     "seed35#11:rows": _MERGE_DUPLICATE_KEY_PER_ROW,
     "seed52#9:rows": _MERGE_DUPLICATE_KEY_PER_ROW,
     # Hudi's DML suites (tests/hudi_oracle/suite_*.py)
-    "ins_first_value_avro_payload#4:rows": _FIRST_VALUE_TIE,
     "mit2_mor_table_2#13:only_hudi_fails": _MOR_TARGET_RIGHT_VALUE,
     "ins_sql_operation_insert_mor#5:rows": _PRECOMBINE_ALIAS,
     **{f"mit_changing_partition_global_simple_cow_stay:final:t:{reader}": _GLOBAL_INDEX_STALE_PATH
