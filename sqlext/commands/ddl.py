@@ -43,7 +43,13 @@ from engine.storage import Storage
 from engine.table import Table
 from engine.write.operation import WriteOperation
 from sqlext.catalog import HudiCatalogSpec, quote
-from sqlext.commands.options import SQL_OPTION_KEYS, SQL_OPTION_NAMES, canonical_option_names, write_options
+from sqlext.commands.options import (
+    SQL_OPTION_KEYS,
+    SQL_OPTION_NAMES,
+    canonical_option_names,
+    sql_option_name,
+    write_options,
+)
 from sqlext.commands.post_commit import after_write
 from sqlext.commands.results import empty_result
 from sqlext.errors import SqlAnalysisError
@@ -66,7 +72,8 @@ def _table_options(properties: dict[str, str]) -> tuple[dict[str, str], dict[str
     """Split OPTIONS/TBLPROPERTIES into (hoodie keys incl. mapped SQL short names, catalog properties)."""
     hoodie: dict[str, str] = {}
     for key, value in properties.items():
-        mapped = SQL_OPTION_KEYS.get(key.lower())
+        name = sql_option_name(key)
+        mapped = SQL_OPTION_KEYS.get(name.lower()) if name else None
         if mapped:
             hoodie[mapped] = value
         elif key.lower().startswith("hoodie."):

@@ -26,10 +26,29 @@ SQL_OPTION_KEYS = {
 SQL_OPTION_NAMES = {"primarykey": "primaryKey", "precombinefield": "preCombineField",
                     "orderingfields": "orderingFields", "payloadclass": "payloadClass", "type": "type"}
 
+_STANDARD_SQL_OPTIONS = ("primaryKey", "preCombineField", "type", "payloadClass", "recordMergerStrategy")
+"""Hudi 0.15's short option names, in the order ``HoodieOptionConfig.makeOptionsCaseInsensitive`` tries them."""
+
+
+def sql_option_name(key: str) -> str | None:
+    """The SQL short option a TBLPROPERTIES / OPTIONS key stands for, or None.
+
+    As Hudi 0.15's ``HoodieOptionConfig.makeOptionsCaseInsensitive``: the first standard name (primaryKey,
+    preCombineField, type, payloadClass, recordMergerStrategy) whose lowercase form *contains* the key's, so
+    ``PRIMARYKEY`` is primaryKey and ``preCombine`` (as TestInsertTable writes it) is preCombineField.
+    ``orderingFields`` (Hudi 1.x) is taken as written."""
+    lowered = key.lower()
+    if not lowered or lowered.startswith("hoodie."):
+        return None
+    if lowered == "orderingfields":
+        return "orderingFields"
+    return next((name for name in _STANDARD_SQL_OPTIONS if lowered in name.lower()), None)
+
 
 def canonical_option_names(properties: dict[str, str]) -> dict[str, str]:
-    """``properties`` with SQL short names spelled as Hudi stores them (``PRIMARYKEY`` -> ``primaryKey``)."""
-    return {SQL_OPTION_NAMES.get(k.lower(), k): v for k, v in properties.items()}
+    """``properties`` with SQL short names spelled as Hudi stores them (``PRIMARYKEY`` -> ``primaryKey``,
+    ``preCombine`` -> ``preCombineField``: :func:`sql_option_name`)."""
+    return {sql_option_name(k) or k: v for k, v in properties.items()}
 
 
 def session_hoodie_confs(spark: SparkSession) -> dict[str, str]:
