@@ -85,13 +85,6 @@ _MOR_TARGET_RIGHT_VALUE = ("deliberate (sqlext/commands/merge/validate.py): a ME
                            "copy-on-write); Hudi 0.15 refuses: 'Target table's field(price) cannot be the right-value "
                            "of the update clause for MOR table.'")
 
-_MOR_UPDATE_OF_DUPLICATES = ("BUG (sqlext): a MERGE updating a key stored twice in a merge-on-read file group "
-                             "(hoodie.merge.allow.duplicate.on.inserts) writes one log record, which Hudi's and "
-                             "hudi-rs's readers apply to one stored copy only (the other reads stale); Hudi 0.15 "
-                             "routes the small file group's inserts and updates to a merge handle that rewrites "
-                             "both copies. sqlext's own reader matches Hudi; the fix belongs in the engine's MOR "
-                             "upsert routing (engine/write, small-file handling)")
-
 _STATIC_OVERWRITE_TYPED = ("Hudi 0.15 fails: INSERT OVERWRITE ... PARTITION (dt = <value>) of an INT, BIGINT or DATE "
                            "partition column (ClassCastException: UTF8String cannot be cast to Integer/Long, in its "
                            "static-partition file-index lookup) or a TIMESTAMP one (URISyntaxException on "
@@ -213,8 +206,6 @@ EXACT: dict[str, str] = {
     "ins_partition_column_types#22:only_hudi_fails": _STATIC_OVERWRITE_TYPED,
     "ins_partition_column_types_logical_timestamp#3:only_hudi_fails": _STATIC_OVERWRITE_TYPED,
     "ins_partition_column_types_logical_timestamp#8:only_hudi_fails": _STATIC_OVERWRITE_TYPED,
-    "mit2_dup_source_keys_no_precombine_mor:final:t:hudi_reads_sqlext": _MOR_UPDATE_OF_DUPLICATES,
-    "mit2_dup_source_keys_no_precombine_mor:final:t:hudi_rs_reads_sqlext": _MOR_UPDATE_OF_DUPLICATES,
     "ins_first_value_avro_payload:final:t:hudi_rs_reads_hudi": _HUDI_RS_PAYLOAD,
     "ins_first_value_avro_payload:final:t:hudi_rs_reads_sqlext": _HUDI_RS_PAYLOAD,
     "update_record_key#2:only_sqlext_fails": _RECORD_KEY_UPDATE,
