@@ -143,6 +143,10 @@ def deduce_insert(options: Mapping[str, str], target: InsertTarget) -> InsertDec
     if drop_dups and operation == "bulk_insert":
         raise SqlAnalysisError(f"Dropping duplicates with bulk_insert in row writer path is not supported yet "
                                f"(table {target.table}, {WriteConfig.INSERT_DUP_POLICY.key}=drop)")
+    if operation == "insert" and overrides[WriteConfig.INSERT_DUP_POLICY.key] != "fail":
+        # HoodieSparkSqlWriter: an insert whose duplicate policy is not "fail" allows duplicates on inserts, whatever
+        # hoodie.merge.allow.duplicate.on.inserts says (a stored key written again keeps both rows).
+        overrides[WriteConfig.MERGE_ALLOW_DUPLICATE_ON_INSERTS.key] = "true"
     defaults = {WriteConfig.COMBINE_BEFORE_INSERT.key: str(combine_before_insert).lower()}
     return InsertDecision(operation, overrides, defaults)
 

@@ -100,11 +100,6 @@ _HUDI_RS_STRUCT = ("harness: hudi-rs rows hold a STRUCT value as a Python dict, 
 _MISSING_ERROR_CLASS = ("Hudi 0.15 fails too, but with Spark 3.5's INTERNAL_ERROR 'Cannot find main error class "
                         "_LEGACY_ERROR_TEMP_2309' (the class Hudi raises is not in Spark 3.5.9's error classes), so its "
                         "message does not name `new_col`; sqlext's UNRESOLVED_COLUMN does")
-_INSERT_KEEPS_STORED_KEY = ("TO INVESTIGATE: with hoodie.datasource.write.operation=insert and "
-                            "hoodie.merge.allow.duplicate.on.inserts=false, INSERT of a stored key: Hudi 0.15 keeps "
-                            "both rows, sqlext replaces the stored one (engine/write's handling of inserts into a "
-                            "small file group, or the key's effect in sqlext/commands/insert_mode.py)")
-
 _BULK_BUCKET_FILES = ("TO INVESTIGATE: bulk_insert (row writer) into a BUCKET-indexed merge-on-read table: after the "
                       "third bulk insert Hudi 0.15's partition holds 8 distinct files, sqlext's 6 (rows agree); the "
                       "file layout of bulk inserts into existing buckets belongs to engine/write")
@@ -135,10 +130,10 @@ _HUDI_MOR_GLOBAL_MOVE = ("Hudi 0.15 fails (wrong rows): on a merge-on-read table
 _BATCH_TIE = ("not a rule: the INSERT's batch holds three rows of key '1' with the same ordering value (dt = 123); "
                "which one survives depends on the row order after Spark's UNION (a shuffle), in Hudi as in sqlext: "
                "Hudi kept hour = 11 (the suite's check), sqlext another")
-_FAIL_POLICY = ("TO INVESTIGATE: with hoodie.datasource.insert.dup.policy=fail, Hudi 0.15 accepts this INSERT of a "
-                "stored key (an upsert on a table with preCombineField; an insert on a preCombine = 'name' table), "
-                "sqlext fails 'Duplicate key found for insert statement' as the newer suite expects "
-                "(sqlext/commands/insert_mode.py decides where the policy applies)")
+_FAIL_POLICY = ("deliberate (README, INSERT INTO): with hoodie.datasource.insert.dup.policy=fail sqlext checks incoming "
+                "keys against the stored ones before writing and fails 'Duplicate key found for insert statement' "
+                "(as the newer suite expects); Hudi 0.15 fails only when a record meets its stored copy in a merge "
+                "handle, so this INSERT of a stored key (an upsert, or an insert routed to a new file) passes")
 _OVERWRITE_COLUMN_LIST = ("Hudi 0.15 fails: INSERT INTO / OVERWRITE t (id, price, name) VALUES ... ignores the column list "
                           "([INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST]: 'aaa' for the DOUBLE column); sqlext "
                           "writes by the list, as the suite expects")
@@ -195,7 +190,6 @@ EXACT: dict[str, str] = {
     "mit2_complex_data_type:final:t:hudi_rs_reads_sqlext": _HUDI_RS_STRUCT,
     **{f"mit_unresolved_columns_{kind}#{i}:error_phrase": _MISSING_ERROR_CLASS for kind in ("cow", "mor") for i in (3, 4)},
     **{f"mit_no_schema_evolution_{kind}#3:error_phrase": _MISSING_ERROR_CLASS for kind in ("cow", "mor")},
-    **{f"ins_allow_duplicate_on_inserts_{kind}#6:rows": _INSERT_KEEPS_STORED_KEY for kind in ("cow", "mor")},
     **{f"ins_drop_partition_columns_{kind}:final:t:hudi_rs_reads_{side}": _HUDI_RS_DROP_PARTITION_COLUMNS
        for kind in ("cow", "mor") for side in ("hudi", "sqlext")},
     **{f"ins_nested_key_and_precombine_{kind}:final:t:hudi_rs_reads_{side}": _HUDI_RS_STRUCT

@@ -101,3 +101,17 @@ def test_refusals(target: InsertTarget, options: dict[str, str], message: str) -
     with pytest.raises(SqlAnalysisError) as raised:
         deduce_insert(options, target)
     assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(("options", "allowed"), [
+    ({OP: "insert", "hoodie.merge.allow.duplicate.on.inserts": "false"}, "true"),
+    ({SQL_OP: "insert", POLICY: "drop"}, "true"),
+    ({SQL_OP: "insert", POLICY: "fail"}, None),
+    ({}, None),  # an upsert: the key is not touched
+])
+def test_an_insert_allows_duplicates_unless_its_policy_is_fail(options: dict[str, str], allowed: str | None) -> None:
+    """HoodieSparkSqlWriter sets hoodie.merge.allow.duplicate.on.inserts=true for an insert whose
+    hoodie.datasource.insert.dup.policy is not fail, over the session's value (checked against Hudi 0.15: INSERT of
+    a stored key with the key set to false keeps both rows)."""
+    decision = deduce_insert(options, PK_PRE)
+    assert decision.overrides.get("hoodie.merge.allow.duplicate.on.inserts") == allowed
