@@ -342,3 +342,19 @@ def test_record_key_columns_missing_from_on(session: Session, table_name: str) -
                 (4, "u4", 40.0, 99999)]
     assert rows(session, f"SELECT id, name, price, ts FROM {table_name}") == expected
     assert oracle(session, table_name, "id", "name", "price", "ts") == expected
+
+
+def test_one_field_complex_keys_written_as_values_are_matched(session: Session, table_name: str) -> None:
+    """With hoodie.write.complex.keygen.encode.single.record.key.field.name=false (Hudi 0.15.0's key form) a table
+    with two partition fields stores key '1', not 'id:1'; MERGE, UPDATE and DELETE still find the record."""
+    t = table_name
+    session.sql(f"CREATE TABLE {t} (id INT, name STRING, ts BIGINT, a STRING, b STRING) USING hudi "
+                "PARTITIONED BY (a, b) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', "
+                "'hoodie.write.complex.keygen.encode.single.record.key.field.name' = 'false')")
+    session.sql(f"INSERT INTO {t} VALUES (1, 'x', 1, 'a1', 'b1'), (2, 'x', 1, 'a1', 'b1')")
+    session.sql(f"MERGE INTO {t} USING (SELECT 1 AS id, 'y' AS name, 2 AS ts, 'a1' AS a, 'b1' AS b) s "
+                f"ON {t}.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name, ts = s.ts WHEN NOT MATCHED THEN INSERT *")
+    session.sql(f"UPDATE {t} SET name = 'z' WHERE id = 2")
+    assert rows(session, f"SELECT _hoodie_record_key, id, name FROM {t}") == [("1", 1, "y"), ("2", 2, "z")]
+    session.sql(f"DELETE FROM {t} WHERE id = 1")
+    assert rows(session, f"SELECT _hoodie_record_key, id, name FROM {t}") == [("2", 2, "z")]
