@@ -315,7 +315,8 @@ def _incoming_of_stored(records: pa.Table, incoming_keys: pa.Array, old: pa.Tabl
         if STORED_SEQNO in records.column_names else None
     if copies is None or copies.null_count == len(copies) or COMMIT_SEQNO not in old.column_names:
         return pc.index_in(stored_keys, value_set=incoming_keys)
-    stored_copies = pc.binary_join_element_wise(stored_keys, old.column(COMMIT_SEQNO).cast(pa.string()), "\x00")
+    stored_seqnos = old.column(COMMIT_SEQNO).cast(pa.string()).combine_chunks()
+    stored_copies = pc.binary_join_element_wise(stored_keys, stored_seqnos, "\x00")
     incoming_copies = pc.binary_join_element_wise(incoming_keys, copies, "\x00")  # null where no copy is named
     exact = pc.index_in(stored_copies, options=pc.SetLookupOptions(incoming_copies, skip_nulls=True))
     unnamed = pc.if_else(pc.is_null(copies), incoming_keys, pa.nulls(len(copies), pa.string()))

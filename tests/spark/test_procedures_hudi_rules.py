@@ -209,6 +209,14 @@ def payload_table(session: Session, name: str, payload: str, kind: str, extra_co
                        payloadClass = '{PAYLOADS}{payload}')""")
 
 
+def reads_the_same_after_compaction(session: Session, table: str, expected: list[tuple[int, str, int]]) -> None:
+    """Compact the merge-on-read ``table`` and check its rows (id, name, ts) are still ``expected``."""
+    ran = rows(session, f"CALL run_compaction(op => 'run', table => '{table}', "
+                        "options => 'hoodie.compact.inline.max.delta.commits=1')")
+    assert [r[2] for r in ran] == ["COMPLETED"]
+    assert rows(session, f"SELECT id, name, ts FROM {table} ORDER BY id") == expected
+
+
 @pytest.mark.parametrize(("payload", "kind", "expected"), [
     # (in one INSERT: ties keep the later / first; against the stored record: lower ts loses or wins)
     ("OverwriteWithLatestAvroPayload", "cow", [(1, "tie-2", 5), (2, "lower", 1), (3, "higher", 9)]),
@@ -225,10 +233,7 @@ def test_payload_merges_as_hudi(session: Session, table_name: str, payload: str,
     session.sql(f"INSERT INTO {table_name} VALUES (2, 'lower', 1), (3, 'higher', 9)")
     assert rows(session, f"SELECT id, name, ts FROM {table_name} ORDER BY id") == expected
     if kind == "mor":
-        ran = rows(session, f"CALL run_compaction(op => 'run', table => '{table_name}', "
-                            "options => 'hoodie.compact.inline.max.delta.commits=1')")
-        assert [r[2] for r in ran] == ["COMPLETED"]
-        assert rows(session, f"SELECT id, name, ts FROM {table_name} ORDER BY id") == expected
+        reads_the_same_after_compaction(session, table_name, expected)
 
 
 @pytest.mark.parametrize("kind", ["cow", "mor"])
@@ -245,10 +250,7 @@ def test_first_value_keeps_the_stored_record_on_equal_ordering_values(session: S
     expected = [(1, "base", 5), (2, "log-2", 6)]
     assert rows(session, f"SELECT id, name, ts FROM {table_name} ORDER BY id") == expected
     if kind == "mor":
-        ran = rows(session, f"CALL run_compaction(op => 'run', table => '{table_name}', "
-                            "options => 'hoodie.compact.inline.max.delta.commits=1')")
-        assert [r[2] for r in ran] == ["COMPLETED"]
-        assert rows(session, f"SELECT id, name, ts FROM {table_name} ORDER BY id") == expected
+        reads_the_same_after_compaction(session, table_name, expected)
 
 
 @pytest.mark.parametrize("kind", ["cow", "mor"])
