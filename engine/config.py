@@ -245,7 +245,9 @@ class IndexConfig:
                                      "Bloom index: tasks probing files (0: the Spark default parallelism).")
     BUCKET_ENGINE = str_property("hoodie.index.bucket.engine", "SIMPLE",
                                  "Bucket index engine: SIMPLE (fixed buckets; CONSISTENT_HASHING is refused).")
-    BUCKET_NUM = int_property("hoodie.bucket.index.num.buckets", 4, "Buckets per partition (bucket index).")
+    BUCKET_NUM = int_property("hoodie.bucket.index.num.buckets", 256,
+                              "Buckets per partition (bucket index); 256 as in Hudi (HoodieIndexConfig), so a table "
+                              "written here and by Hudi without the key hashes keys into the same buckets.")
     BUCKET_HASH_FIELD = str_property("hoodie.bucket.index.hash.field", None,
                                      "Bucket index: record key fields hashed (default: all of them).")
 

@@ -100,10 +100,6 @@ _HUDI_RS_STRUCT = ("harness: hudi-rs rows hold a STRUCT value as a Python dict, 
 _MISSING_ERROR_CLASS = ("Hudi 0.15 fails too, but with Spark 3.5's INTERNAL_ERROR 'Cannot find main error class "
                         "_LEGACY_ERROR_TEMP_2309' (the class Hudi raises is not in Spark 3.5.9's error classes), so its "
                         "message does not name `new_col`; sqlext's UNRESOLVED_COLUMN does")
-_BULK_BUCKET_FILES = ("TO INVESTIGATE: bulk_insert (row writer) into a BUCKET-indexed merge-on-read table: after the "
-                      "third bulk insert Hudi 0.15's partition holds 8 distinct files, sqlext's 6 (rows agree); the "
-                      "file layout of bulk inserts into existing buckets belongs to engine/write")
-
 _GLOBAL_INDEX_STALE_PATH = ("BUG (sqlext reader): with a global index and hoodie.simple.index.update.partition.path="
                              "false, a MERGE moving id 1 to 2023-10-02 keeps the record under partition=2023-10-01 "
                              "with partition column '2023-10-02' in its file; Hudi 0.15's Spark reader shows the "
@@ -185,7 +181,6 @@ EXACT: dict[str, str] = {
     **{f"mit2_assignment_anti_patterns_mor_{m}#{i}:only_hudi_fails": _MOR_UPDATE_WITHOUT_KEY
        for m in ("commit", "event") for i in (3, 4)},
     "mit_changing_partition_global_simple_mor_move#18:rows": _HUDI_MOR_GLOBAL_MOVE,
-    "ins_bulk_bucket_index_mor_row_writer_true#9:rows": _BULK_BUCKET_FILES,
     "mit2_complex_data_type:final:t:hudi_rs_reads_hudi": _HUDI_RS_STRUCT,
     "mit2_complex_data_type:final:t:hudi_rs_reads_sqlext": _HUDI_RS_STRUCT,
     **{f"mit_unresolved_columns_{kind}#{i}:error_phrase": _MISSING_ERROR_CLASS for kind in ("cow", "mor") for i in (3, 4)},

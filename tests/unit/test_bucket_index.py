@@ -109,7 +109,7 @@ def test_bucket_file_ids() -> None:
 def test_bucket_spec_validation() -> None:
     conf = HoodieConfig({"hoodie.datasource.write.recordkey.field": "id,name", "hoodie.index.type": "BUCKET"})
     spec = BucketSpec.from_config(conf, "/t")
-    assert spec == BucketSpec(4, ("id", "name"))
+    assert spec == BucketSpec(256, ("id", "name"))  # Hudi's default number of buckets
     assert BucketSpec.from_config(conf.overlay({"hoodie.bucket.index.hash.field": "name",
                                                 "hoodie.bucket.index.num.buckets": "16"}), "/t") == \
         BucketSpec(16, ("name",))
