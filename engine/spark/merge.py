@@ -34,13 +34,13 @@ import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, StringType
+from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
 from engine.config import HoodieConfig, WriteConfig
 from engine.formats.avro_schema import META_FIELDS
 from engine.index import is_global_index, moves_partition
 from engine.spark.index import STORED_PARTITION, locate_keys, with_moved_copies
-from engine.spark.schema import column
+from engine.spark.schema import column, table_data_schema
 from engine.spark.writer import add_keys, keys_computed_in_spark, table_arrow_schema, write_dataframe
 from engine.table import Table
 from engine.write.handles import EXPRESSION_PAYLOAD
@@ -152,8 +152,10 @@ def stored_rows(spark: SparkSession, table: Table) -> DataFrame:
 def inserted_rows(spark: SparkSession, table: Table, spec: MergeSpec) -> DataFrame:
     """The data columns of the records an insert-only spec writes: every incoming row, not matched."""
     S, T = spec.source_alias, spec.stored_alias
-    # No stored row is met (Hudi tags none), but clause conditions may name target columns (never true here).
-    nothing = stored_rows(spark, table).limit(0).alias(T)
+    # No stored row is met (Hudi tags none), but clause conditions may name target columns (never true here):
+    # an empty frame of the table's columns, built from the schema without reading the table.
+    location = [StructField(c, StringType()) for c in STORED_LOCATION]
+    nothing = spark.createDataFrame([], StructType([*table_data_schema(table).fields, *location])).alias(T)
     joined = spec.source.alias(S).join(nothing, F.lit(False), "left").withColumn(MATCHED, F.lit(False))
     staged = spec.stage(joined)
     data = {f.name.lower() for f in table_arrow_schema(table)}
