@@ -446,6 +446,12 @@ class ReadConfig:
         "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False,
         "Incremental: when the begin instant is archived, read the latest snapshot filtered to commit times in "
         "(begin, end] instead of the active commits in the range only.")
+    EXTRACT_PARTITION_VALUES_FROM_PATH = bool_property(
+        "hoodie.datasource.read.extract.partition.values.from.path", False,
+        "Partition columns take their values from each file slice's partition path for every query type (Hudi "
+        "DataSourceReadOptions.EXTRACT_PARTITION_VALUES_FROM_PARTITION_PATH). Without it, copy-on-write "
+        "snapshot and read-optimized queries still do so, as Hudi 0.15's base-file relation does; merge-on-read "
+        "snapshot, incremental and CDC queries read the values stored in the records.")
     QUERY_AS_RO_TABLE = bool_property("hoodie.query.as.ro.table", None,
                               "Set by Hive sync on _ro (true) / _rt (false) tables.")
     PINNED_INSTANT = str_property(

@@ -32,8 +32,15 @@ _EXTENSION_RE = re.compile(r"^\.[A-Za-z]+$")
 
 
 def new_file_id(n: int = 0) -> str:
-    """A new file group id ``<uuid4>-<n>`` (``n`` counts roll-over files of one writer task)."""
-    return f"{uuid.uuid4()}-{n}"
+    """A new file group id ``<uuid4>-<n>`` (``n`` counts roll-over files of one writer task).
+
+    A UUID starting with eight decimal digits (about 2% of them) is drawn again: the bucket index reads such a
+    prefix as a bucket number (Hudi ``BucketIdentifier.bucketIdFromFileId``), so a table written with another
+    index would pass for a bucket table and a later ``hoodie.index.type=BUCKET`` write would not be refused."""
+    while True:
+        value = str(uuid.uuid4())
+        if not value[:8].isdigit():
+            return f"{value}-{n}"
 
 
 def write_token(task_partition_id: int, stage_id: int, attempt_id: int) -> str:

@@ -60,7 +60,7 @@ from engine.read.cdc_json import avro_json, row_json
 from engine.read.file_group_reader import read_split
 from engine.read.log_merger import merge_log_blocks, scan_log_blocks, work_schema
 from engine.read.log_scan import MergeSettings
-from engine.read.planner import PartitionColumns, QueryPlan, QueryType, ReadSplit, _incremental_bound
+from engine.read.planner import QueryPlan, QueryType, ReadSplit, _incremental_bound, partition_columns_of
 from engine.read.record_buffer import _greater
 from engine.read.retention import load_window
 from engine.schema.history import SchemaEvolution
@@ -192,9 +192,7 @@ def _read_plan(table: Table, options: HoodieConfig) -> QueryPlan:
     completed = [i.timestamp for i in timeline.completed_commits()]
     evolution = SchemaEvolution.of(table, None)
     merge = replace(MergeSettings.from_table(table, options), evolution=evolution)
-    dropped = table.dropped_partition_columns
-    partition_columns = (PartitionColumns(tuple(dropped), tuple(sorted(table.config.as_dict().items())))
-                         if dropped else None)
+    partition_columns = partition_columns_of(table, QueryType.INCREMENTAL, options)  # dropped columns only
     return QueryPlan((), QueryType.SNAPSHOT, None, None, None, frozenset(completed),
                      completed[0] if completed else None,
                      frozenset(i.timestamp for i in timeline.pending_commits()), merge, evolution,

@@ -18,7 +18,7 @@ from engine.formats.conform import conform_table
 from engine.formats.log_format import LogBlock
 from engine.read.base_reader import read_base_batches
 from engine.read.log_merger import filter_commit_range, merge_file_slice, scan_log_blocks, work_schema
-from engine.read.planner import QueryPlan, ReadSplit
+from engine.read.planner import QueryPlan, ReadSplit, takes_path_value
 from engine.storage import Storage
 
 COMMIT_TIME = META_FIELDS[0]
@@ -44,26 +44,42 @@ def read_split(
         SchemaMismatch: data that cannot be conformed to ``schema``.
     """
     batches = _read_slice(storage, split, schema, plan, batch_rows)
-    if plan.partition_columns is None:
+    columns = plan.partition_columns
+    if columns is None:
         yield from batches
         return
-    values = plan.partition_columns.values(split.partition_path)
+    values = columns.values(split.partition_path)
+    if values is None:
+        if columns.in_files:  # a path that does not parse: the stored values stand
+            yield from batches
+            return
+        values = dict.fromkeys((name.lower() for name in columns.names), None)
     for batch in batches:
-        yield fill_partition_columns(batch, values)
+        yield fill_partition_columns(batch, values, keep_stored=columns.in_files)
 
 
-def fill_partition_columns(batch: pa.RecordBatch, values: dict[str, str | None]) -> pa.RecordBatch:
+def fill_partition_columns(batch: pa.RecordBatch, values: dict[str, str | None], *,
+                           keep_stored: bool = False) -> pa.RecordBatch:
     """``batch`` with the columns named in ``values`` (lower-cased) set to that value, cast to the column's
-    type; a value that does not cast is null (Spark's partition value parsing)."""
+    type (Spark's partition value parsing).
+
+    Args:
+        batch: the rows.
+        values: lower-cased column name → the partition path's text for it (None for null).
+        keep_stored: the batch holds the stored values (the files keep the partition columns): a column whose
+            type does not take a path value (:func:`engine.read.planner.takes_path_value`), or whose value does
+            not cast, keeps them. Otherwise such a value is null.
+    """
     columns = []
     for field, column in zip(batch.schema, batch.columns, strict=True):
         name = field.name.lower()
-        if name in values:
+        if name in values and not (keep_stored and not takes_path_value(field.type)):
             raw = pa.array([values[name]] * batch.num_rows, pa.string())
             try:
                 column = pc.cast(raw, field.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                column = pa.nulls(batch.num_rows, field.type)
+                if not keep_stored:
+                    column = pa.nulls(batch.num_rows, field.type)
         columns.append(column)
     return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
 

@@ -28,17 +28,20 @@ keeps:
 
 from __future__ import annotations
 
+import datetime
+import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from engine.config import HoodieConfig, ReadConfig, TableConfig
 from engine.errors import EngineError
 from engine.formats.avro_schema import META_FIELDS, avro_to_arrow, parse_avro_schema
 from engine.read.cdc import is_cdc_query
-from engine.read.planner import QueryPlan, QueryType, normalize_instant, plan_query
+from engine.read.planner import QueryPlan, QueryType, normalize_instant, plan_query, takes_path_value
 from engine.read.pruning import Predicate, partition_filter
 from engine.table import Table
 
@@ -75,6 +78,10 @@ class ParquetReadPlan:
         files: base files of the slices without log files (Spark's parquet scan).
         merged_groups: ``(partition path, file id)`` of the slices with log files (the Python reader, with
             ``sqlext.read.file.groups``).
+        path_columns: the partition columns Spark's scan takes from :attr:`path_values` instead of the files
+            (query spelling; :class:`engine.read.planner.PartitionColumns`), empty when none.
+        path_values: partition path → the values of :attr:`path_columns` there, as text Spark's types parse
+            (``yyyy-MM-dd`` dates, ``NaN``/``Infinity`` floats) or None for null.
     """
 
     reason: str | None
@@ -82,6 +89,8 @@ class ParquetReadPlan:
     pinned_instant: str | None = None
     files: tuple[ParquetFile, ...] = ()
     merged_groups: tuple[tuple[str, str], ...] = ()
+    path_columns: tuple[str, ...] = ()
+    path_values: tuple[tuple[str, tuple[str | None, ...]], ...] = ()
 
     @property
     def mode(self) -> str:
@@ -286,7 +295,59 @@ def plan_parquet_read(table: Table, options: HoodieConfig, query_schema: pa.Sche
             return _python(base_path, f"base file {split.base_file} has {split.size_bytes} bytes, too few for "
                                       f"parquet")
         files.append(ParquetFile(local, split.size_bytes, split.base_mtime_ms, split.partition_path))
-    return ParquetReadPlan(None, base_path, pinned, tuple(files), merged)
+    columns, values = _path_values(plan, query_schema, sorted({f.partition_path for f in files}))
+    return ParquetReadPlan(None, base_path, pinned, tuple(files), merged, columns, values)
+
+
+def _path_values(plan: QueryPlan, query_schema: pa.Schema, partitions: Sequence[str]
+                 ) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[str | None, ...]], ...]]:
+    """:attr:`ParquetReadPlan.path_columns` and :attr:`ParquetReadPlan.path_values` for ``partitions``: the
+    columns of ``plan.partition_columns`` the query reads, whose type takes a path value and whose every
+    partition's value casts to it (as the Python reader fills them); none when a path does not parse (Hudi then
+    reads the table as non-partitioned)."""
+    columns = plan.partition_columns
+    if columns is None or not columns.in_files:
+        return (), ()
+    parsed = []
+    for partition in partitions:
+        values = columns.values(partition)
+        if values is None:
+            return (), ()
+        parsed.append(values)
+    fields = {f.name.lower(): f for f in query_schema}
+    names: list[str] = []
+    texts: list[list[str | None]] = []
+    for name in columns.names:
+        field = fields.get(name.lower())
+        if field is None or not takes_path_value(field.type):
+            continue
+        try:
+            cast = pc.cast(pa.array([values[name.lower()] for values in parsed], pa.string()), field.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue  # a value Spark could not parse either: the stored values stand
+        names.append(field.name)
+        texts.append([_spark_text(value) for value in cast.to_pylist()])
+    if not names:
+        return (), ()
+    return tuple(names), tuple((partition, tuple(column[i] for column in texts))
+                               for i, partition in enumerate(partitions))
+
+
+def _spark_text(value: object) -> str | None:
+    """A cast partition value as text Java parses back to it (Spark's ``Double.toString`` spellings)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return repr(value)
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return str(value)
 
 
 def prune_partitions(table: Table, partitions: Sequence[str], predicates: Sequence[Predicate]) -> list[str]:

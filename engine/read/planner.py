@@ -14,9 +14,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
 
+import pyarrow as pa
+
 from engine.config import HoodieConfig, ReadConfig
 from engine.errors import ConfigError, EngineError
-from engine.keygen import DEFAULT_PARTITION_PATH, KeyGenerator
+from engine.keygen import DEFAULT_PARTITION_PATH, KeyGenerator, KeyGenType
 from engine.read.log_scan import BlockFilter, MergeSettings
 from engine.read.retention import load_window
 from engine.schema.history import SchemaEvolution
@@ -56,30 +58,81 @@ class ReadSplit:
 
 @dataclass(frozen=True)
 class PartitionColumns:
-    """Partition columns the data files leave out (``hoodie.datasource.write.drop.partition.columns``): their
-    values come from each slice's partition path, as Hudi's file index parses them
-    (``shouldExtractPartitionValuesFromPartitionPath``).
+    """Partition columns whose values come from each slice's partition path, parsed as Hudi's file index parses
+    them (``SparkHoodieTableFileIndex.parsePartitionColumnValues``).
+
+    Two cases:
+
+    * the data files leave the columns out (``hoodie.datasource.write.drop.partition.columns``; Hudi
+      ``shouldExtractPartitionValuesFromPartitionPath``): every row gets the path's values, nulls where the
+      path does not parse;
+    * the files hold them (``in_files``), and the query is one Hudi 0.15 answers from a ``HadoopFsRelation``
+      with the file index's partition schema (copy-on-write snapshot and time travel, read-optimized queries,
+      or ``hoodie.datasource.read.extract.partition.values.from.path``): Spark's rule gives a partition column's
+      value from the path, not from the file. The two differ only for a record a global index kept in its old
+      partition (``hoodie.simple.index.update.partition.path=false``) while its partition column changed. A
+      slice whose path does not parse keeps the stored values (Hudi then reads the table as non-partitioned),
+      and so does a column whose type a path value does not name exactly (:func:`takes_path_value`).
 
     Attributes:
         names: the partition fields, in order.
         table_config: the table's ``hoodie.properties`` items (hive style, URL encoding, key generator).
+        in_files: whether the data files hold the columns too.
     """
 
     names: tuple[str, ...]
     table_config: tuple[tuple[str, str], ...]
+    in_files: bool = False
 
-    def values(self, partition_path: str) -> dict[str, str | None]:
-        """Lower-cased column name → value (None for ``__HIVE_DEFAULT_PARTITION__`` or a path that does not
-        fit the partition fields)."""
+    def values(self, partition_path: str) -> dict[str, str | None] | None:
+        """Lower-cased column name → value (None for ``__HIVE_DEFAULT_PARTITION__``), or None for a path that
+        does not fit the partition fields."""
         try:
-            parsed: list[str | None] = list(
-                KeyGenerator.from_config(HoodieConfig(dict(self.table_config))).partition_values(partition_path))
+            parsed: list[str] = KeyGenerator.from_config(HoodieConfig(dict(self.table_config))).partition_values(
+                partition_path)
         except EngineError:
-            parsed = [None] * len(self.names)
+            return None
         if len(parsed) != len(self.names):
-            parsed = [None] * len(self.names)
+            return None
         return {name.lower(): (None if value == DEFAULT_PARTITION_PATH else value)
                 for name, value in zip(self.names, parsed, strict=True)}
+
+
+def takes_path_value(dtype: pa.DataType) -> bool:
+    """Whether a partition column of this type takes its value from the partition path when the files hold it
+    too: strings, integers, floating point, decimals, booleans and dates, whose path text casts back to the
+    stored value. Timestamps (formatted by the key generator, in a time zone) and nested or binary types keep
+    the stored value."""
+    return bool(pa.types.is_string(dtype) or pa.types.is_large_string(dtype) or pa.types.is_integer(dtype)
+                or pa.types.is_floating(dtype) or pa.types.is_decimal(dtype) or pa.types.is_boolean(dtype)
+                or pa.types.is_date32(dtype))
+
+
+_PATH_VALUE_KEYGENS = frozenset({KeyGenType.SIMPLE, KeyGenType.COMPLEX})
+"""Key generators whose partition path segments are the partition columns' own values (a timestamp-based or
+custom key generator formats them: Hudi 0.15's reader then fails to cast them back, sqlext keeps the stored
+values)."""
+
+
+def partition_columns_of(table: Table, query_type: QueryType, options: HoodieConfig) -> PartitionColumns | None:
+    """The partition columns a query of ``query_type`` fills from partition paths, or None (see
+    :class:`PartitionColumns`)."""
+    config = tuple(sorted(table.config.as_dict().items()))
+    dropped = table.dropped_partition_columns
+    if dropped:
+        return PartitionColumns(tuple(dropped), config)
+    fields = table.partition_fields
+    if not fields or query_type is QueryType.INCREMENTAL:
+        return None
+    from_path = (options.get(ReadConfig.EXTRACT_PARTITION_VALUES_FROM_PATH)
+                 or query_type is QueryType.READ_OPTIMIZED or not table.is_mor)
+    if not from_path:
+        return None
+    try:
+        kind = KeyGenerator.from_config(HoodieConfig(dict(config))).kind
+    except EngineError:
+        return None
+    return PartitionColumns(tuple(fields), config, in_files=True) if kind in _PATH_VALUE_KEYGENS else None
 
 
 @dataclass(frozen=True)
@@ -279,8 +332,6 @@ def plan_query(
     if table.is_mor and query_type is not QueryType.READ_OPTIMIZED and any(s.log_files for s in splits):
         merge = replace(MergeSettings.from_table(table, options), evolution=evolution)
     pending = frozenset(i.timestamp for i in timeline.pending_commits())
-    dropped = table.dropped_partition_columns
-    partition_columns = (PartitionColumns(tuple(dropped), tuple(sorted(table.config.as_dict().items())))
-                         if dropped else None)
+    partition_columns = partition_columns_of(table, query_type, options)
     return QueryPlan(tuple(splits), query_type, as_of, begin, end, visible,
                      completed[0] if completed else None, pending, merge, evolution, partition_columns)

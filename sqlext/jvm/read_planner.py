@@ -48,7 +48,9 @@ def answer_plan(request: dict[str, Any]) -> dict[str, Any]:
 
     Returns:
         ``{"mode": "python", "reason": ...}``, or ``{"mode": "parquet" | "union", "basePath", "pinnedInstant",
-        "files": [{"path", "size", "mtime", "partition"}], "fileGroups": [[partition, file id]]}``.
+        "files": [{"path", "size", "mtime", "partition"}], "fileGroups": [[partition, file id]],
+        "pathColumns": [column], "pathValues": {partition: [text or null per path column]}}`` (the columns
+        Spark's scan takes from partition paths, :attr:`ParquetReadPlan.path_columns`).
 
     Raises:
         EngineError: the table cannot be read or the options are invalid.
@@ -67,6 +69,8 @@ def answer_plan(request: dict[str, Any]) -> dict[str, Any]:
         "files": [{"path": f.path, "size": f.size, "mtime": f.mtime_ms, "partition": f.partition_path}
                   for f in plan.files],
         "fileGroups": [list(g) for g in plan.merged_groups],
+        "pathColumns": list(plan.path_columns),
+        "pathValues": {partition: list(values) for partition, values in plan.path_values},
     }
 
 

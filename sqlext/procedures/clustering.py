@@ -85,7 +85,10 @@ def prune_partitions(ctx: CommandContext, display: str, table: Table, predicate:
     columns = PartitionColumns(tuple(fields), tuple(sorted(table.config.as_dict().items())))
     partitions = table.file_system_view().partition_paths()
     types = {f.name.lower(): f.dataType for f in table_data_schema(table).fields}
-    rows = [(path, *[columns.values(path).get(name.lower()) for name in fields]) for path in partitions]
+    rows = []
+    for path in partitions:
+        values = columns.values(path) or {}
+        rows.append((path, *[values.get(name.lower()) for name in fields]))
     schema = "__partition_path string, " + ", ".join(f"`{name}` string" for name in fields)
     frame = ctx.spark.createDataFrame(rows, schema)
     frame = frame.select("__partition_path", *[

@@ -100,15 +100,15 @@ _HUDI_RS_STRUCT = ("harness: hudi-rs rows hold a STRUCT value as a Python dict, 
 _MISSING_ERROR_CLASS = ("Hudi 0.15 fails too, but with Spark 3.5's INTERNAL_ERROR 'Cannot find main error class "
                         "_LEGACY_ERROR_TEMP_2309' (the class Hudi raises is not in Spark 3.5.9's error classes), so its "
                         "message does not name `new_col`; sqlext's UNRESOLVED_COLUMN does")
-_GLOBAL_INDEX_STALE_PATH = ("BUG (sqlext reader): with a global index and hoodie.simple.index.update.partition.path="
-                             "false, a MERGE moving id 1 to 2023-10-02 keeps the record under partition=2023-10-01 "
-                             "with partition column '2023-10-02' in its file; Hudi 0.15's Spark reader shows the "
-                             "path's value ('2023-10-01'), sqlext's reader (and hudi-rs) the file's. Both writers "
-                             "agree; the fix belongs in engine/read (partition values from the path)")
-_BULK_SIMPLE_BUCKET = ("TO INVESTIGATE: Hudi 0.15 accepts a second bulk_insert into a COW SIMPLE-bucket table without "
-                       "the row writer (the refusal the suite expects is newer) and keeps one row of key "
-                       "(9, 'a3,3') written to two partitions; sqlext keeps both: bulk insert into existing buckets "
-                       "belongs to engine/write")
+_HUDI_RS_STORED_PARTITION_VALUE = (
+    "hudi-rs reads a partition column's value from the data file; Hudi 0.15's copy-on-write reader (and sqlext's, "
+    "README: reads) from the partition path. They differ here because a global index with "
+    "hoodie.simple.index.update.partition.path=false kept id 1 under partition=2023-10-01 while its partition "
+    "column became '2023-10-02'")
+_BULK_SIMPLE_BUCKET = ("deliberate (README, indexes): Hudi 0.15 writes a second bulk_insert into a COW SIMPLE-bucket "
+                       "table (row writer off) as a new base file of each bucket's file group, hiding the rows stored "
+                       "there: (9, 'a3,3') in partition side is lost when (13, 'a13,13') lands in its bucket; newer "
+                       "Hudi refuses the statement. sqlext writes it as an insert into the buckets and keeps both")
 
 _INSERT_WITHOUT_KEY = ("deliberate (README, MERGE INTO): a MERGE INSERT clause omitting the record key column "
                        "(insert (name, price, ts, dt) ...) is refused with Hudi 1.x's 'No matching assignment found "
@@ -162,8 +162,8 @@ EXACT: dict[str, str] = {
     "seed198:final:t:hudi_rs_reads_sqlext": _HUDI_RS_LOG_ORDER,
     # Hudi's DML suites (tests/hudi_oracle/suite_*.py)
     "mit2_mor_table_2#13:only_hudi_fails": _MOR_TARGET_RIGHT_VALUE,
-    **{f"mit_changing_partition_global_simple_cow_stay:final:t:{reader}": _GLOBAL_INDEX_STALE_PATH
-       for reader in ("sqlext_reads_hudi", "hudi_rs_reads_hudi", "hudi_reads_sqlext", "sqlext_sql")},
+    **{f"mit_changing_partition_global_simple_cow_stay:final:t:{reader}": _HUDI_RS_STORED_PARTITION_VALUE
+       for reader in ("hudi_rs_reads_hudi", "hudi_rs_reads_sqlext")},
     "ins_multiple_bulk_cow_simple_bucket#5:rows": _BULK_SIMPLE_BUCKET,
     "ins_partition_pruning_single#2:rows": _BATCH_TIE,
     "ins_dup_policy_fail_insert_cow#5:only_sqlext_fails": _FAIL_POLICY,

@@ -60,6 +60,8 @@ def test_names_build_and_parse() -> None:
     file_id = new_file_id()
     assert file_id.endswith("-0") and len(file_id) == 38
     assert new_file_id(3).endswith("-3")
+    # never a bucket number's prefix (eight digits), which the bucket index would take for a bucket file group
+    assert not any(new_file_id()[:8].isdigit() for _ in range(2000))
     token = write_token(1, 119, 167)
     name = base_file_name(file_id, token, "20240418172804498")
     assert name == f"{file_id}_1-119-167_20240418172804498.parquet"

@@ -143,3 +143,27 @@ def test_partition_pruning(hudi_fixture: Callable[..., str]) -> None:
     assert prune_partitions(table, partitions, [("byteField", "in", (10, 30))]) == [
         "byteField=10/shortField=300", "byteField=30/shortField=100"]
     assert prune_partitions(table, partitions, [("name", "=", "x")]) == partitions
+
+
+def test_partition_columns_come_from_paths_where_hudis_base_file_relation_takes_them(
+        hudi_fixture: Callable[..., str]) -> None:
+    """Copy-on-write snapshots and read-optimized queries give Spark the partition paths' values (Hudi 0.15's
+    file index partition schema); a merge-on-read snapshot reads the stored values."""
+    cow = Table.load(hudi_fixture(COW))
+    plan = plan_parquet_read(cow, options(cow.base_path), query_schema(cow))
+    assert plan.path_columns == ("byteField", "shortField")
+    assert dict(plan.path_values) == {"byteField=10/shortField=300": ("10", "300"),
+                                      "byteField=20/shortField=100": ("20", "100"),
+                                      "byteField=30/shortField=100": ("30", "100")}
+    assert {f.partition_path for f in plan.files} == set(dict(plan.path_values))
+    mor = Table.load(hudi_fixture(MOR))
+    snapshot = plan_parquet_read(mor, options(mor.base_path), query_schema(mor))
+    assert snapshot.path_columns == () and snapshot.path_values == ()
+    ro = plan_parquet_read(mor, options(mor.base_path, **{"hoodie.datasource.query.type": "read_optimized"}),
+                           query_schema(mor))
+    assert ro.path_columns == ("byteField",) and dict(ro.path_values) == {"10": ("10",), "20": ("20",), "30": ("30",)}
+    extract = options(mor.base_path, **{"hoodie.datasource.read.extract.partition.values.from.path": "true"})
+    assert plan_parquet_read(mor, extract, query_schema(mor)).path_columns == ("byteField",)
+    # a column the query does not read, or of a type whose path text is not its value, keeps the stored values
+    narrow = pa.schema([f for f in query_schema(cow) if f.name != "shortField"])
+    assert plan_parquet_read(cow, options(cow.base_path), narrow).path_columns == ("byteField",)

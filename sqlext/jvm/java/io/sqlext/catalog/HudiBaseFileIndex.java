@@ -18,7 +18,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.InterpretedPredicate;
 import org.apache.spark.sql.execution.datasources.DataSourceStrategy$;
 import org.apache.spark.sql.execution.datasources.FileIndex;
 import org.apache.spark.sql.execution.datasources.PartitionDirectory;
@@ -42,10 +45,14 @@ import scala.jdk.javaapi.CollectionConverters;
  * read: the base files of the latest file slices without log files, as the engine planned them when the query
  * was analysed (Hudi's {@code HoodieFileIndex} in {@code BaseFileOnlyRelation.toHadoopFsRelation}).
  *
- * <p>The partition schema is empty, because Hudi keeps the partition columns in the data files: Spark hands
- * every filter to {@link #listFiles} as a data filter, and the index asks the Python planner which partitions
- * can hold matching rows ({@link HudiReadPlanner#prunePartitions}), as Hudi's index prunes partitions with the
- * data filters on partition columns. Pruning only keeps too much; Spark re-applies every filter to the rows.
+ * <p>The partition schema holds the partition columns whose values the engine takes from partition paths (a
+ * copy-on-write snapshot or a read-optimized query, as Hudi 0.15's {@code HoodieFileIndex} gives Spark its
+ * partition schema): the files hold those columns too, and Spark's rule for a column in both schemas takes the
+ * path's value. Spark does not re-apply filters on those columns to the rows, so {@link #listFiles} evaluates
+ * them on each partition's values exactly. Otherwise the schema is empty: Spark hands every filter to
+ * {@link #listFiles} as a data filter, and the index asks the Python planner which partitions can hold matching
+ * rows ({@link HudiReadPlanner#prunePartitions}), as Hudi's index prunes partitions with the data filters on
+ * partition columns. That pruning only keeps too much; Spark re-applies those filters to the rows.
  *
  * <p>The listing is a snapshot: it never changes after analysis ({@link #refresh} only drops the pruning
  * results), so the parquet part of a query and its Python part (the file groups with log files, read as of the
@@ -65,6 +72,8 @@ final class HudiBaseFileIndex implements FileIndex {
   private final String basePath;
   private final String pinnedInstant;
   private final List<BaseFile> files;
+  private final StructType partitionSchema;
+  private final Map<String, InternalRow> partitionValues;
   private final long totalBytes;
   private final Map<String, scala.collection.immutable.Seq<PartitionDirectory>> listings =
       new ConcurrentHashMap<>();
@@ -74,12 +83,18 @@ final class HudiBaseFileIndex implements FileIndex {
    * @param basePath      the table's base path (local, absolute)
    * @param pinnedInstant the instant the files were planned at (null for a table without commits)
    * @param files         the base files
+   * @param partitionSchema the columns taken from partition paths (empty: none)
+   * @param partitionValues partition path to the values of {@code partitionSchema} there (every partition of
+   *                        {@code files} when the schema is not empty)
    */
-  HudiBaseFileIndex(String table, String basePath, String pinnedInstant, List<BaseFile> files) {
+  HudiBaseFileIndex(String table, String basePath, String pinnedInstant, List<BaseFile> files,
+      StructType partitionSchema, Map<String, InternalRow> partitionValues) {
     this.table = table;
     this.basePath = basePath;
     this.pinnedInstant = pinnedInstant;
     this.files = List.copyOf(files);
+    this.partitionSchema = partitionSchema;
+    this.partitionValues = Map.copyOf(partitionValues);
     long total = 0;
     for (BaseFile file : files) {
       total += file.size();
@@ -102,26 +117,81 @@ final class HudiBaseFileIndex implements FileIndex {
   }
 
   /**
-   * All base files in one partition directory (the partition schema is empty), those of partitions the data
-   * filters rule out left out.
+   * The base files, those of partitions the filters rule out left out: one directory per partition with its
+   * values when the partition schema is not empty (the partition filters evaluated on them), else one directory.
    */
   @Override
   public scala.collection.immutable.Seq<PartitionDirectory> listFiles(
       scala.collection.immutable.Seq<Expression> partitionFilters,
       scala.collection.immutable.Seq<Expression> dataFilters) {
     ArrayNode predicates = predicates(dataFilters);
-    String key = predicates.toString();
-    return listings.computeIfAbsent(key, k -> directory(predicates.isEmpty() ? files : pruned(predicates)));
+    List<Expression> onPartitions = CollectionConverters.asJava(partitionFilters);
+    String key = predicates.toString() + "|" + onPartitions;
+    return listings.computeIfAbsent(key, k -> {
+      List<BaseFile> chosen = predicates.isEmpty() ? files : pruned(predicates);
+      return partitionSchema.isEmpty() ? directory(chosen) : directories(chosen, onPartitions);
+    });
+  }
+
+  private static FileStatus status(BaseFile file) {
+    return new FileStatus(file.size(), false, 1, BLOCK_SIZE, file.mtimeMs(), hadoopPath(file.path()));
   }
 
   private static scala.collection.immutable.Seq<PartitionDirectory> directory(List<BaseFile> chosen) {
     FileStatus[] statuses = new FileStatus[chosen.size()];
     for (int i = 0; i < statuses.length; i++) {
-      BaseFile file = chosen.get(i);
-      statuses[i] = new FileStatus(file.size(), false, 1, BLOCK_SIZE, file.mtimeMs(), hadoopPath(file.path()));
+      statuses[i] = status(chosen.get(i));
     }
     PartitionDirectory directory = PartitionDirectory.apply(InternalRow.empty(), statuses);
     return CollectionConverters.asScala(List.of(directory)).toSeq();
+  }
+
+  /** One directory per partition of {@code chosen} whose values satisfy every filter. */
+  private scala.collection.immutable.Seq<PartitionDirectory> directories(List<BaseFile> chosen,
+      List<Expression> filters) {
+    InterpretedPredicate predicate = null;
+    if (!filters.isEmpty()) {
+      Expression all = filters.get(0);
+      for (int i = 1; i < filters.size(); i++) {
+        all = new org.apache.spark.sql.catalyst.expressions.And(all, filters.get(i));
+      }
+      predicate = new InterpretedPredicate(bindToPartitionSchema(all));
+      predicate.initialize(0);
+    }
+    Map<String, List<FileStatus>> byPartition = new java.util.LinkedHashMap<>();
+    for (BaseFile file : chosen) {
+      byPartition.computeIfAbsent(file.partition(), p -> new ArrayList<>()).add(status(file));
+    }
+    List<PartitionDirectory> out = new ArrayList<>();
+    for (Map.Entry<String, List<FileStatus>> entry : byPartition.entrySet()) {
+      InternalRow values = partitionValues.get(entry.getKey());
+      if (values == null) {
+        throw new IllegalStateException("Table " + table + ": no partition values planned for partition '"
+            + entry.getKey() + "'");
+      }
+      if (predicate == null || predicate.eval(values)) {
+        out.add(PartitionDirectory.apply(values, entry.getValue().toArray(new FileStatus[0])));
+      }
+    }
+    return CollectionConverters.asScala(out).toSeq();
+  }
+
+  /** {@code filter} with its column references bound to the partition schema's positions (by name). */
+  private Expression bindToPartitionSchema(Expression filter) {
+    String[] names = partitionSchema.fieldNames();
+    return filter.transform(scala.PartialFunction$.MODULE$.fromFunction(node -> {
+      if (node instanceof AttributeReference) {
+        String name = ((AttributeReference) node).name();
+        for (int i = 0; i < names.length; i++) {
+          if (names[i].equalsIgnoreCase(name)) {
+            return new BoundReference(i, partitionSchema.fields()[i].dataType(), true);
+          }
+        }
+        throw new IllegalStateException("Table " + table + ": partition filter on '" + name
+            + "', not a partition column");
+      }
+      return node;
+    }));
   }
 
   /** The files of the partitions the Python planner keeps for {@code predicates} (all when it cannot tell). */
@@ -258,7 +328,7 @@ final class HudiBaseFileIndex implements FileIndex {
 
   @Override
   public StructType partitionSchema() {
-    return new StructType();
+    return partitionSchema;
   }
 
   /** Equal for the same table, instant and files: two analyses of one unchanged table share cached data. */

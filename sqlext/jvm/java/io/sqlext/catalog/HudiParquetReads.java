@@ -14,7 +14,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
@@ -31,9 +33,23 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonTable;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.slf4j.Logger;
+import org.apache.spark.unsafe.types.UTF8String;
 import org.slf4j.LoggerFactory;
 
 import scala.Option;
@@ -182,9 +198,14 @@ public final class HudiParquetReads extends Rule<LogicalPlan> {
     }
     JsonNode pinnedNode = answer.path("pinnedInstant");
     String pinned = pinnedNode.isTextual() ? pinnedNode.asText() : null;
+    StructType partitionSchema = pathColumns(schema, answer.path("pathColumns"));
+    Map<String, InternalRow> partitionValues = new LinkedHashMap<>();
+    answer.path("pathValues").fields().forEachRemaining(entry ->
+        partitionValues.put(entry.getKey(), partitionRow(partitionSchema, entry.getValue())));
     HudiBaseFileIndex index = new HudiBaseFileIndex(relation.name(), answer.path("basePath").asText(), pinned,
-        files);
-    HadoopFsRelation fsRelation = new HadoopFsRelation(index, new StructType(), schema, Option.empty(),
+        files, partitionSchema, partitionValues);
+    // Columns in both schemas: Spark keeps the data schema's order and reads their values from the partitions.
+    HadoopFsRelation fsRelation = new HadoopFsRelation(index, partitionSchema, schema, Option.empty(),
         new ParquetFileFormat(), scalaMap(PARQUET_OPTIONS), session);
     LogicalRelation parquet = new LogicalRelation(fsRelation, relation.output(), catalogTable(relation), false,
         Option.empty());
@@ -213,6 +234,54 @@ public final class HudiParquetReads extends Rule<LogicalPlan> {
     LOG.debug("Table {}: {} base files read by Spark's parquet scan, {} file groups with log files by the "
         + "Python reader", relation.name(), index.fileCount(), answer.path("fileGroups").size());
     return new Union(CollectionConverters.asScala(List.<LogicalPlan>of(parquet, merged)).toSeq(), false, false);
+  }
+
+  /** The fields of {@code schema} named in {@code columns} (the engine spells them as the schema does). */
+  private static StructType pathColumns(StructType schema, JsonNode columns) {
+    List<StructField> fields = new ArrayList<>();
+    for (JsonNode column : columns) {
+      fields.add(schema.apply(column.asText()));
+    }
+    return new StructType(fields.toArray(new StructField[0]));
+  }
+
+  /**
+   * One partition's values as Spark holds them, parsed from the engine's text ({@code yyyy-MM-dd} dates,
+   * Java's spellings of floating point values; null for a null value).
+   */
+  static InternalRow partitionRow(StructType partitionSchema, JsonNode texts) {
+    Object[] values = new Object[partitionSchema.size()];
+    for (int i = 0; i < values.length; i++) {
+      JsonNode text = texts.get(i);
+      values[i] = text == null || text.isNull() ? null : parse(partitionSchema.fields()[i].dataType(), text.asText());
+    }
+    return new GenericInternalRow(values);
+  }
+
+  private static Object parse(DataType type, String text) {
+    if (type instanceof StringType) {
+      return UTF8String.fromString(text);
+    } else if (type instanceof IntegerType) {
+      return Integer.parseInt(text);
+    } else if (type instanceof LongType) {
+      return Long.parseLong(text);
+    } else if (type instanceof ShortType) {
+      return Short.parseShort(text);
+    } else if (type instanceof ByteType) {
+      return Byte.parseByte(text);
+    } else if (type instanceof DoubleType) {
+      return Double.parseDouble(text);
+    } else if (type instanceof FloatType) {
+      return Float.parseFloat(text);
+    } else if (type instanceof BooleanType) {
+      return Boolean.parseBoolean(text);
+    } else if (type instanceof DateType) {
+      return (int) java.time.LocalDate.parse(text).toEpochDay();
+    } else if (type instanceof DecimalType) {
+      DecimalType decimal = (DecimalType) type;
+      return Decimal.apply(new java.math.BigDecimal(text), decimal.precision(), decimal.scale());
+    }
+    throw new IllegalArgumentException("partition values of type " + type.simpleString() + " are not planned");
   }
 
   private static LogicalPlan keepPython(DataSourceV2Relation relation) {
