@@ -23,6 +23,8 @@ key (and partition) columns are computed from them, and what each clause writes.
 
 An *insert-only* spec (Hudi: no ordering field and no UPDATE clause) skips steps 2-4: every incoming row is
 not matched, and the rows the clauses give are written with the ``insert`` operation (duplicate keys kept).
+A *plain upsert* spec on a bucket-index table skips them too: its rows are written as an ``upsert``, which the
+bucket index tags without reading stored keys (:attr:`MergeSpec.plain_upsert`).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
 from engine.config import HoodieConfig, WriteConfig
 from engine.formats.avro_schema import META_FIELDS
-from engine.index import is_global_index, moves_partition
+from engine.index import index_type, is_global_index, moves_partition
 from engine.spark.index import STORED_PARTITION, locate_keys, with_moved_copies
 from engine.spark.schema import column, table_data_schema
 from engine.spark.writer import add_keys, keys_computed_in_spark, table_arrow_schema, write_dataframe
@@ -87,6 +89,11 @@ class MergeSpec:
         ordering: for a keyless table, the ordering value of an incoming row (Spark SQL over ``source_alias``),
             or None: of the incoming rows matching one stored record, the greatest wins.
         release: callbacks the caller wants run after the write (cached frames of its own).
+        plain_upsert: the clauses write every incoming row as it is, matched or not (``WHEN MATCHED THEN UPDATE
+            SET *`` and ``WHEN NOT MATCHED THEN INSERT *``, no conditions, key and partition columns taken from
+            the source columns of their names). With ``hoodie.index.type=BUCKET``, which tags a key by its hash
+            without reading the table, the MERGE is then written as an upsert of the incoming rows: nothing is
+            looked up or joined, as in Hudi, whose MERGE tags through the same index.
     """
 
     source: DataFrame
@@ -101,6 +108,7 @@ class MergeSpec:
     insert_only: bool = False
     ordering: str | None = None
     release: list[Callable[[], object]] = field(default_factory=list)
+    plain_upsert: bool = False
 
     @property
     def keyless(self) -> bool:
@@ -128,10 +136,11 @@ def merge_dataframe(spark: SparkSession, table: Table, spec: MergeSpec,
     conf = table.config.overlay(options)
     held: list[Callable[[], object]] = list(spec.release)
     try:
-        if spec.insert_only:
+        if spec.insert_only or (spec.plain_upsert and index_type(conf) == "BUCKET"):
             rows = inserted_rows(spark, table, spec)
             rows.schema  # noqa: B018 - analysis errors (unknown column) surface before the instant starts
-            return write_dataframe(spark, table, rows, WriteOperation.INSERT, options)
+            operation = WriteOperation.INSERT if spec.insert_only else WriteOperation.UPSERT
+            return write_dataframe(spark, table, rows, operation, options)
         rows = changes(spark, table, spec, conf, held)
         rows.schema  # noqa: B018 - analysis errors (unknown column) surface before the instant starts
         return write_dataframe(spark, table, rows, WriteOperation.UPSERT, options, prepped=True)
@@ -150,7 +159,8 @@ def stored_rows(spark: SparkSession, table: Table) -> DataFrame:
 
 
 def inserted_rows(spark: SparkSession, table: Table, spec: MergeSpec) -> DataFrame:
-    """The data columns of the records an insert-only spec writes: every incoming row, not matched."""
+    """The data columns of the records an insert-only or plain-upsert spec writes: every incoming row, staged as
+    not matched (a plain upsert's UPDATE and INSERT clauses write the same row)."""
     S, T = spec.source_alias, spec.stored_alias
     # No stored row is met (Hudi tags none), but clause conditions may name target columns (never true here):
     # an empty frame of the table's columns, built from the schema without reading the table.

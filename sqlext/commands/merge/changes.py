@@ -57,6 +57,7 @@ def merge_spec(scope: MergeScope) -> MergeSpec:
     insert_only = (not scope.keyless and not scope.precombine and not by_source
                    and not any(isinstance(c, WhenMatchedUpdate) for c in scope.stmt.clauses))
     return MergeSpec(
+        plain_upsert=not by_source and not scope.keyless and _plain_upsert(scope),
         source=scope.source, source_alias=scope.source_alias, stored_alias=scope.target_alias,
         key_columns=[] if scope.keyless else key_columns, partition_columns=part_columns,
         condition=scope.stmt.on_sql if scope.keyless else None,
@@ -65,6 +66,22 @@ def merge_spec(scope: MergeScope) -> MergeSpec:
         stage=lambda joined: _stage(scope, joined),
         stage_unmatched=(lambda unmatched: _stage_by_source(scope, unmatched)) if by_source else None,
     )
+
+
+def _plain_upsert(scope: MergeScope) -> bool:
+    """Whether the clauses are exactly ``WHEN MATCHED THEN UPDATE SET *`` and ``WHEN NOT MATCHED THEN INSERT *``
+    (no conditions) and ON equates every record-key and partition column with the source column of its name: then
+    every source row is written as it is, matched or not (:attr:`engine.spark.merge.MergeSpec.plain_upsert`)."""
+    clauses = scope.stmt.clauses
+    updates = [c for c in clauses if isinstance(c, WhenMatchedUpdate)]
+    inserts = [c for c in clauses if isinstance(c, WhenNotMatchedInsert)]
+    if (len(clauses) != 2 or len(updates) != 1 or len(inserts) != 1 or scope.needs_target_rows
+            or updates[0].assignments is not None or updates[0].condition_sql is not None
+            or inserts[0].columns is not None or inserts[0].condition_sql is not None):
+        return False
+    named = {**scope.key_sources, **scope.partition_sources}
+    return all(unqualified(expr).lower() == field.lower() and field.lower() in scope.source_columns
+               for field, expr in named.items())
 
 
 def _source_partition_exprs(scope: MergeScope) -> dict[str, str] | None:
