@@ -70,6 +70,53 @@ def timed(fn: Any) -> tuple[float, Any]:
     return time.monotonic() - start, result
 
 
+def spark_jobs_between(spark: Any, start_ms: int, end_ms: int) -> list[dict[str, Any]]:
+    """The Spark jobs submitted in ``[start_ms, end_ms]`` (epoch milliseconds), oldest first, from the driver's
+    status store: ``{"job": id, "name": call site, "s": seconds from submission to completion}``."""
+    store = spark.sparkContext._jsc.sc().statusStore()
+    jobs = store.jobsList(None)
+    found = []
+    for i in range(jobs.size()):
+        job = jobs.apply(i)
+        submitted = job.submissionTime()
+        if not submitted.isDefined():
+            continue
+        begin = submitted.get().getTime()
+        if not start_ms <= begin <= end_ms:
+            continue
+        completed = job.completionTime()
+        finish = completed.get().getTime() if completed.isDefined() else end_ms
+        found.append({"job": job.jobId(), "name": str(job.name()).split(" at ")[0],
+                      "s": round((finish - begin) / 1000, 3), "_begin": begin, "_end": finish})
+    found.sort(key=lambda j: j["_begin"])
+    return found
+
+
+def profiled(session: Any, fn: Any) -> tuple[float, Any, dict[str, Any]]:
+    """Run ``fn`` (one sqlext statement) and split its wall time: ``spark_jobs`` (count and each job's seconds),
+    ``in_spark_jobs_s`` (time covered by at least one running job), ``driver_only_s`` (the rest: planning,
+    driver-side Python, commit), and the write's ``phase_ms`` (tag, plan, write, commit, post-commit services)."""
+    start_ms = int(time.time() * 1000)
+    seconds, result = timed(fn)
+    end_ms = int(time.time() * 1000) + 1
+    jobs = spark_jobs_between(session.spark, start_ms, end_ms)
+    covered, reach = 0, start_ms
+    for job in jobs:
+        begin, finish = max(job["_begin"], reach), job["_end"]
+        if finish > begin:
+            covered += finish - begin
+            reach = finish
+    metrics = session.last_write_metrics
+    profile = {
+        "spark_jobs": len(jobs),
+        "jobs": [{k: v for k, v in j.items() if not k.startswith("_")} for j in jobs],
+        "in_spark_jobs_s": round(covered / 1000, 3),
+        "driver_only_s": round(seconds - covered / 1000, 3),
+        "phase_ms": dict(metrics.phase_ms) if metrics is not None else {},
+    }
+    return seconds, result, profile
+
+
 def merge_source_sql(data: Path) -> str:
     """1% of lineitem: half updates of existing rows, half new rows (new order keys)."""
     updates = f"parquet.`{data}/updates_lineitem.parquet`"

@@ -35,6 +35,7 @@ from bench_cow import (  # same folder (run as a script)
     PeakMemory,
     bench_main,
     merge_source_sql,
+    profiled,
     timed,
     write_delta_rs_inputs,
 )
@@ -167,11 +168,11 @@ def _hudi_merge(session: Any, shape: str, copy: Path, source: str,
     name = _table_name(shape)
     session.sql(f"CREATE TABLE {name} USING hudi LOCATION '{copy}'")
     try:
-        seconds, rows = timed(lambda: session.sql(MERGE.format(t=name, source=source)).collect())
+        seconds, rows, profile = profiled(session, lambda: session.sql(MERGE.format(t=name, source=source)).collect())
         figures = session.sql(CHECK.format(t=name)).first().asDict() if check else None
     finally:
         session.sql(f"DROP TABLE {name}")
-    return seconds, rows[0].asDict(), figures
+    return seconds, {**rows[0].asDict(), "profile": profile}, figures
 
 
 def _delta_merge(copy: Path, source: Any, props: Any,

@@ -19,6 +19,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 
 from engine.spark.datasource import HudiDataSource
+from engine.write.metrics import WriteMetrics
 from sqlext import jvm
 from sqlext.catalog import Catalog
 from sqlext.commands import dispatch
@@ -154,6 +155,12 @@ class Session:
         self.warehouse = warehouse
         self.catalog = Catalog(spark, warehouse)
         self.context = CommandContext(spark, self.catalog)
+
+    @property
+    def last_write_metrics(self) -> WriteMetrics | None:
+        """The metrics of this session's last INSERT, MERGE, UPDATE or DELETE (rows and files written,
+        milliseconds per phase: ``tag``, ``plan``, ``write``, ``commit``, post-commit services), or None."""
+        return self.context.last_write.metrics
 
     def sql(self, text: str) -> DataFrame:
         """Run ONE statement and return its result.

@@ -39,7 +39,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -136,7 +136,7 @@ def java_min_max(keys: pa.Array | pa.ChunkedArray) -> tuple[str, str] | None:
     return min(values, key=_java_order), max(values, key=_java_order)
 
 
-def _compression(conf: HoodieConfig) -> str:
+def base_file_compression(conf: HoodieConfig) -> str:
     codec = conf.get(WriteConfig.PARQUET_COMPRESSION).strip().lower()
     if codec not in _CODECS:
         raise ConfigError(f"{WriteConfig.PARQUET_COMPRESSION.key}={codec!r} is not supported "
@@ -161,6 +161,8 @@ class BaseFileWriter:
             ``hoodie.parquet.page.size``, ``hoodie.parquet.max.file.size`` and the bloom filter keys.
         populate_meta_fields: ``hoodie.populate.meta.fields``; when false no bloom filter or key range is
             kept or written.
+        sink: write to this stream instead of creating ``path`` on ``storage`` (it stays open after
+            :meth:`close`; ``path`` names the file in messages).
 
     Raises:
         SchemaMismatch: the schemas do not start with the meta columns or their columns differ.
@@ -176,6 +178,7 @@ class BaseFileWriter:
         avro_schema_with_meta: Mapping[str, Any],
         conf: HoodieConfig,
         populate_meta_fields: bool = True,
+        sink: BinaryIO | None = None,
     ) -> None:
         self.path = path
         self._storage = storage
@@ -202,8 +205,9 @@ class BaseFileWriter:
         self._flushed_arrow_bytes = 0
         self._num_rows = 0
         self._stats: BaseFileStats | None = None
-        compression = _compression(conf)
-        self._sink = storage.open_output(path)
+        compression = base_file_compression(conf)
+        self._external_sink = sink is not None
+        self._sink: Any = sink if sink is not None else storage.open_output(path)
         try:
             self._writer = pq.ParquetWriter(
                 self._sink,
@@ -214,8 +218,9 @@ class BaseFileWriter:
                 write_statistics=True,
             )
         except (pa.ArrowException, OSError) as exc:
-            self._sink.close()
-            storage.delete(path)
+            if not self._external_sink:
+                self._sink.close()
+                storage.delete(path)
             raise StorageError(f"cannot start parquet file {path}: {exc}") from exc
         logger.debug("opened base file %s (codec %s)", path, compression)
 
@@ -284,6 +289,16 @@ class BaseFileWriter:
         if self._pending_bytes >= self._block_size:
             self._flush()
 
+    def track_keys(self, keys: pa.Array | pa.ChunkedArray) -> None:
+        """Add ``keys`` to the file's bloom filter and key range without writing rows (records whose row groups
+        are copied into the file as bytes, :mod:`engine.formats.parquet_splice`). Nothing without meta fields.
+
+        Raises:
+            InvalidRecordKey: a null or empty key.
+        """
+        if self._populate_meta_fields:
+            self._track_keys(keys if isinstance(keys, pa.ChunkedArray) else pa.chunked_array([keys]))
+
     def _track_keys(self, keys: pa.ChunkedArray) -> None:
         if not len(keys):
             return
@@ -347,7 +362,8 @@ class BaseFileWriter:
                 self._writer.add_key_value_metadata({key: value})
             self._writer.close()
             size = int(self._sink.tell())
-            self._sink.close()
+            if not self._external_sink:
+                self._sink.close()
         except (pa.ArrowException, OSError) as exc:
             raise StorageError(f"cannot finish parquet file {self.path}: {exc}") from exc
         self._stats = BaseFileStats(self.path, self._num_rows, size, self._min_key, self._max_key)
@@ -363,6 +379,9 @@ class BaseFileWriter:
             self._writer.close()
         except (pa.ArrowException, OSError):
             logger.debug("ignoring error while aborting %s", self.path, exc_info=True)
+        if self._external_sink:
+            self._stats = BaseFileStats(self.path, 0, 0, None, None)
+            return
         if not self._sink.closed:
             self._sink.close()
         self._storage.delete(self.path)

@@ -23,13 +23,8 @@ from engine.keygen import KeyGenerator
 from engine.storage import Storage
 from engine.timeline.commit_metadata import WriteStat
 from engine.write.append_handle import LatestSlice, append_to_file_group
-from engine.write.handles import (
-    BulkInsertWriter,
-    TaskIdentity,
-    WriteContext,
-    create_file_group,
-    merge_file_group,
-)
+from engine.write.handles import BulkInsertWriter, TaskIdentity, WriteContext, create_file_group
+from engine.write.merge_handle import merge_file_group
 from engine.write.planner import BucketKind, WritePlan
 from engine.write.prepare import BUCKET, FILE_ID, KEY_HASH, PARTITION_PATH, RECORD_KEY
 

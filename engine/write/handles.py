@@ -1,10 +1,7 @@
 """Write handles: the per-file-group work that executors run (pure pyarrow, no Spark).
 
 * :func:`create_file_group` — Hudi ``HoodieCreateHandle``: new records into a new base file.
-* :func:`merge_file_group` — Hudi ``HoodieMergeHandle``: the latest base file of a file group rewritten
-  with updates applied in place, deletes dropped and inserts appended; unchanged records keep their
-  commit time and sequence number and get the new file name. With ``hoodie.table.cdc.enabled`` the
-  changes also go to a CDC log (``HoodieMergeHandleWithChangeLog``, :mod:`engine.write.cdc_logger`).
+* the merge handle (Hudi ``HoodieMergeHandle``) is :func:`engine.write.merge_handle.merge_file_group`.
 * :class:`BulkInsertWriter` — Hudi bulk insert: rows streamed into new file groups per partition, rolling
   over to a new file group at ``hoodie.parquet.max.file.size``.
 
@@ -15,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -25,29 +21,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.config import HoodieConfig, TableConfig, WriteConfig
-from engine.errors import EngineError, WriteError
+from engine.errors import WriteError
 from engine.filegroup.naming import base_file_name, new_file_id
 from engine.filegroup.partition_metadata import write_partition_metadata
 from engine.formats.avro_schema import META_FIELDS
 from engine.formats.base_file import (
-    MAX_RECORD_KEY,
-    MIN_RECORD_KEY,
     BaseFileWriter,
-    footer_bloom_filter,
-    read_base_file_with_footer,
 )
-from engine.formats.bloom import BloomFilter, DynamicBloomFilter, bloom_filter_from_config
-from engine.formats.conform import conform_table, field_values
-from engine.keygen import KeyGenerator
-from engine.payloads import EXPRESSION, PayloadRules, configured_payload, fill_nulls, payload_rules
-from engine.read.base_reader import base_file_instant
+from engine.formats.conform import conform_table
+from engine.payloads import EXPRESSION, PayloadRules, configured_payload, payload_rules
 from engine.schema.history import SchemaEvolution
 from engine.storage import Storage
 from engine.timeline.commit_metadata import RuntimeStats, WriteStat
-from engine.write.cdc_logger import cdc_enabled, write_cdc_log
 from engine.write.markers import IOType, Marker, create_marker
-from engine.write.planner import ExistingFileGroup
-from engine.write.prepare import PARTITION_PATH, RECORD_KEY, STORED_SEQNO, dedupe_by_key, deleted_mask
+from engine.write.prepare import PARTITION_PATH, RECORD_KEY, dedupe_by_key, deleted_mask
 
 logger = logging.getLogger(__name__)
 
@@ -174,14 +161,14 @@ def with_meta_columns(
     body = conform_table(data, ctx.data_schema, context=ctx.base_path)
     if ctx.populate_meta_fields:
         meta = [
-            _constant(ctx.instant_time, n),
+            constant_column(ctx.instant_time, n),
             seqnos,
             data.column(RECORD_KEY).cast(pa.string()),
             data.column(PARTITION_PATH).cast(pa.string()),
         ]
     else:
         meta = [pa.nulls(n, pa.string()) for _ in range(4)]
-    meta.append(_constant(file_name, n))
+    meta.append(constant_column(file_name, n))
     return pa.Table.from_arrays(meta + list(body.columns), schema=ctx.file_schema)
 
 
@@ -191,7 +178,7 @@ def seqnos(instant: str, task: TaskIdentity, count: int, start: int = 0) -> pa.A
     return pc.binary_join_element_wise(f"{instant}_{task.partition_id}_", numbers, "")
 
 
-def _constant(value: str, count: int) -> pa.Array:
+def constant_column(value: str, count: int) -> pa.Array:
     """A string column holding ``value`` ``count`` times."""
     return pc.fill_null(pa.nulls(count, pa.string()), value)
 
@@ -274,173 +261,6 @@ def create_file_group(
     elapsed = int((time.monotonic() - start) * 1000)
     return [write_stat(ctx, partition, file_id, file_name, "null", stats.file_size,
                   writes=stats.num_rows, inserts=stats.num_rows, elapsed_ms=elapsed)]
-
-
-def _stored_keys(ctx: WriteContext, old: pa.Table) -> pa.Array:
-    if ctx.populate_meta_fields:
-        return old.column(META_RECORD_KEY).combine_chunks()
-    # Tables without meta fields: keys are derived from the data, as Hudi does.
-    return KeyGenerator.from_config(ctx.conf).record_keys(old)
-
-
-def _stored_key_index(ctx: WriteContext, footer: Mapping[str, str], path: str) -> tuple[BloomFilter, str, str] | None:
-    """The bloom filter and min/max record keys of a stored base file's ``footer``, when the filter is the kind
-    the write config makes (type, size, hashes; a dynamic filter then grows to
-    ``hoodie.bloom.index.filter.dynamic.max.entries`` as a new one would); else None (the writer builds them
-    afresh)."""
-    low, high = footer.get(MIN_RECORD_KEY), footer.get(MAX_RECORD_KEY)
-    try:
-        stored = footer_bloom_filter(footer, path)
-    except EngineError:
-        return None  # the writer hashes every key, as for any other file
-    if stored is None or low is None or high is None:
-        return None
-    fresh = bloom_filter_from_config(ctx.conf)
-    if (stored.type_code, stored.vector_size, stored.nb_hash) != (fresh.type_code, fresh.vector_size, fresh.nb_hash):
-        return None
-    if isinstance(stored, DynamicBloomFilter) and isinstance(fresh, DynamicBloomFilter):
-        if stored.num_entries != fresh.num_entries:
-            return None
-        stored.max_entries = fresh.max_entries
-    return stored, low, high
-
-
-def _incoming_of_stored(records: pa.Table, incoming_keys: pa.Array, old: pa.Table,
-                        stored_keys: pa.Array) -> pa.Array:
-    """For each stored row, the index of the incoming record that replaces it (null: none).
-
-    An incoming record naming a stored copy (:data:`STORED_SEQNO`) replaces that copy only; one without replaces
-    every stored record of its key (``HoodieMergeHandle``: each stored record of a key meets the incoming one)."""
-    copies = records.column(STORED_SEQNO).cast(pa.string()).combine_chunks() \
-        if STORED_SEQNO in records.column_names else None
-    if copies is None or copies.null_count == len(copies) or COMMIT_SEQNO not in old.column_names:
-        return pc.index_in(stored_keys, value_set=incoming_keys)
-    stored_seqnos = old.column(COMMIT_SEQNO).cast(pa.string()).combine_chunks()
-    stored_copies = pc.binary_join_element_wise(stored_keys, stored_seqnos, "\x00")
-    incoming_copies = pc.binary_join_element_wise(incoming_keys, copies, "\x00")  # null where no copy is named
-    exact = pc.index_in(stored_copies, options=pc.SetLookupOptions(incoming_copies, skip_nulls=True))
-    unnamed = pc.if_else(pc.is_null(copies), incoming_keys, pa.nulls(len(copies), pa.string()))
-    loose = pc.index_in(stored_keys, options=pc.SetLookupOptions(unnamed, skip_nulls=True))
-    return pc.coalesce(exact, loose)
-
-
-def merge_file_group(
-    ctx: WriteContext, existing: ExistingFileGroup, records: pa.Table, task: TaskIdentity
-) -> list[WriteStat]:
-    """Rewrite ``existing`` with ``records`` merged in (a new file slice of the same file group).
-
-    Incoming records whose key is stored replace the stored record in place (unless
-    ``DefaultHoodieRecordPayload`` ordering keeps the stored one), deletes drop it, and the other incoming
-    records are appended as inserts. An ``insert`` with ``hoodie.merge.allow.duplicate.on.inserts`` keeps every
-    stored record and appends every incoming one (:attr:`WriteContext.concat_inserts`).
-
-    Args:
-        ctx: write context.
-        existing: the file group's latest base file.
-        records: incoming rows (data columns, ``_hoodie_record_key``, ``_hoodie_partition_path``, optional
-            ``_hoodie_is_deleted``).
-        task: Spark task coordinates.
-
-    Returns:
-        One write stat for the new base file.
-
-    Raises:
-        WriteError: the existing base file cannot be read.
-    """
-    start = time.monotonic()
-    if ctx.conf.get(WriteConfig.COMBINE_BEFORE_UPSERT):
-        records = dedupe_by_key(records, ctx.precombine_field, ctx.payload.first_on_ties, per_stored_copy=True)
-    try:
-        old, footer = read_base_file_with_footer(ctx.storage, existing.base_file_path)
-    except Exception as exc:  # noqa: BLE001 - any read failure aborts this file group's write
-        raise WriteError(
-            f"cannot read base file {existing.base_file_path} of file group {existing.file_id} "
-            f"for instant {ctx.instant_time}: {exc}"
-        ) from exc
-    if ctx.evolution is not None:
-        old = ctx.evolution.align(old, base_file_instant(existing.base_file_path))
-    old = conform_table(old, ctx.file_schema, context=existing.base_file_path)
-    n_old, n_inc = old.num_rows, records.num_rows
-    deletes = deleted_mask(records)
-
-    incoming_keys = records.column(RECORD_KEY).cast(pa.string()).combine_chunks()
-    stored_keys = _stored_keys(ctx, old)
-    position = _incoming_of_stored(records, incoming_keys, old, stored_keys)
-    matched = np.asarray(position.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    if ctx.concat_inserts:
-        matched = np.zeros(n_old, dtype=bool)
-    pos = np.asarray(pc.fill_null(position, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
-
-    keep_stored = np.zeros(n_old, dtype=bool)
-    field = ctx.precombine_field
-    stored_order = field_values(old, field) if ctx.event_time_ordering and field else None
-    incoming_values = field_values(records, field) if stored_order is not None and field else None
-    if stored_order is not None and incoming_values is not None:
-        incoming_order = pc.take(incoming_values, pa.array(np.where(matched, pos, 0)))
-        if ctx.payload.first_on_ties:  # FirstValueAvroPayload: the stored record stays on equal values
-            greater = pc.fill_null(pc.greater_equal(stored_order, incoming_order), False)
-        else:
-            greater = pc.fill_null(pc.greater(stored_order, incoming_order), False)
-        keep_stored = matched & np.asarray(greater.to_numpy(zero_copy_only=False), dtype=bool)
-        if ctx.deletes_ignore_ordering:
-            keep_stored &= ~deletes[np.where(matched, pos, 0)]
-
-    inc_for_old = np.where(matched, pos, 0)
-    is_delete_for_old = matched & ~keep_stored & deletes[inc_for_old]
-    is_update_for_old = matched & ~keep_stored & ~deletes[inc_for_old]
-    out_old = np.where(is_update_for_old, n_old + inc_for_old, np.arange(n_old))[~is_delete_for_old]
-    touched = np.zeros(n_inc, dtype=bool)
-    touched[pos[matched]] = True
-    inserts = np.nonzero(~touched & ~deletes)[0]
-    out_idx = np.concatenate([out_old, n_old + inserts]).astype(np.int64)
-
-    file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
-    incoming = with_meta_columns(ctx, records, file_name, pa.nulls(n_inc, pa.string()))
-    if ctx.payload.fill_nulls_from_stored and matched.any():
-        stored_of = np.zeros(n_inc, dtype=np.int64)
-        stored_of[pos[matched]] = np.nonzero(matched)[0]
-        incoming = fill_nulls(incoming, old.take(pa.array(stored_of)), skip=META_FIELDS)
-    old = old.set_column(old.schema.get_field_index(FILE_NAME), FILE_NAME, _constant(file_name, n_old))
-    combined = pa.concat_tables([old, incoming])
-    output = combined.take(pa.array(out_idx))
-    # Sequence numbers of the records this instant writes, in output order. A key stored twice (inserts with
-    # hoodie.merge.allow.duplicate.on.inserts) is updated in both copies, as HoodieMergeHandle does.
-    new_positions = out_idx >= n_old
-    written = int(new_positions.sum())
-    if ctx.populate_meta_fields and written:
-        rank = np.cumsum(new_positions) - 1
-        fresh = pc.take(seqnos(ctx.instant_time, task, written), pa.array(np.where(new_positions, rank, 0)))
-        seq_at = output.schema.get_field_index(COMMIT_SEQNO)
-        output = output.set_column(seq_at, COMMIT_SEQNO,
-                                   pc.if_else(pa.array(new_positions), fresh, output.column(seq_at)))
-
-    # A merge that keeps every stored record extends the stored file's bloom filter and key range with the
-    # inserted keys rather than hashing every key again (the filter then holds the same keys).
-    carried = (_stored_key_index(ctx, footer, existing.base_file_path)
-               if ctx.populate_meta_fields and not is_delete_for_old.any() else None)
-    writer = open_base_writer(ctx, existing.partition_path, file_name, IOType.MERGE, task)
-    try:
-        if carried is not None:
-            writer.continue_keys(*carried)
-            writer.write(output, new_keys=incoming_keys.take(pa.array(inserts, pa.int64())))
-        else:
-            writer.write(output)
-    finally:
-        stats = writer.close()
-    cdc_stats = None
-    if cdc_enabled(ctx.props):
-        updated = np.nonzero(is_update_for_old)[0]
-        cdc_stats = write_cdc_log(
-            ctx, existing.partition_path, existing.file_id, task.write_token, old=old, new=incoming,
-            updated=updated, updated_from=inc_for_old[updated], deleted=np.nonzero(is_delete_for_old)[0],
-            inserted=inserts, old_keys=stored_keys, new_keys=incoming_keys)
-    elapsed = int((time.monotonic() - start) * 1000)
-    stat = write_stat(ctx, existing.partition_path, existing.file_id, file_name, existing.base_instant,
-                 stats.file_size, writes=stats.num_rows, inserts=len(inserts),
-                 updates=int(is_update_for_old.sum()), deletes=int(is_delete_for_old.sum()),
-                 elapsed_ms=elapsed)
-    stat.cdc_stats = cdc_stats
-    return [stat]
 
 
 BULK_INSERT_BATCH_ROWS = 100_000

@@ -7,11 +7,19 @@ commands never import the session module (no import cycle between them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
 
+from engine.write.metrics import WriteMetrics
 from sqlext.catalog import Catalog
+
+
+@dataclass
+class LastWrite:
+    """The metrics of the session's last committed write (rows, files, milliseconds per phase), or None."""
+
+    metrics: WriteMetrics | None = None
 
 
 @dataclass(frozen=True)
@@ -22,7 +30,9 @@ class CommandContext:
         spark: the SparkSession (``SET hoodie.*`` write options are read from its conf when a write starts,
             as Hudi's ``ProvidesHoodieConfig`` reads the SQL conf).
         catalog: the session catalog that resolves table names to Hudi tables.
+        last_write: the last write's metrics (set by :func:`sqlext.commands.post_commit.after_write`).
     """
 
     spark: SparkSession
     catalog: Catalog
+    last_write: LastWrite = field(default_factory=LastWrite)

@@ -92,5 +92,6 @@ def after_write(ctx: CommandContext, entry: CatalogTable, table: Table, options:
         MetaSyncFailed: the commit succeeded but the sync failed.
     """
     ctx.catalog.refresh(entry)
+    ctx.last_write.metrics = metrics
     sync_after_commit(ctx, entry, table, options)
     return dml_result(ctx.spark, metrics)

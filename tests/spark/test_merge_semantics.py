@@ -11,8 +11,10 @@ SOURCE. More of Hudi's suites, statement by statement: test_merge_hudi_suites.py
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 
+import pyarrow.parquet as pq
 import pytest
 
 from sqlext.commands import dispatch
@@ -358,3 +360,54 @@ def test_one_field_complex_keys_written_as_values_are_matched(session: Session, 
     assert rows(session, f"SELECT _hoodie_record_key, id, name FROM {t}") == [("1", 1, "y"), ("2", 2, "z")]
     session.sql(f"DELETE FROM {t} WHERE id = 1")
     assert rows(session, f"SELECT _hoodie_record_key, id, name FROM {t}") == [("2", 2, "z")]
+
+
+def test_a_merge_copies_untouched_row_groups_as_bytes_and_every_reader_agrees(session: Session,
+                                                                             table_name: str) -> None:
+    """A copy-on-write MERGE rewriting a file of several row groups copies those without changed records (their
+    column chunks byte for byte, a new _hoodie_file_name) and encodes the rest: the table reads the same through
+    sqlext and hudi-rs, and the copied chunks are the stored ones."""
+    from engine.formats.parquet_splice import ParquetFooter
+    from engine.table import Table
+
+    session.sql(f"CREATE TABLE {table_name} (id INT, v STRING, ts BIGINT) USING hudi "
+                "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.parquet.block.size' = '40000')")
+    session.sql(f"INSERT INTO {table_name} SELECT CAST(id AS INT), concat('v', id), 1 FROM range(0, 6000)")
+    entry = session.catalog.lookup_name(table_name)
+    assert entry is not None
+    table = Table.load(entry.location)
+    [before] = table.file_system_view().all_latest_base_files()
+
+    def footer(path: str) -> ParquetFooter:
+        with open(path, "rb") as f:
+            return ParquetFooter.read(f, os.path.getsize(path), path)
+
+    old = footer(before.path)
+    assert len(old.row_groups) >= 4
+    session.sql(f"MERGE INTO {table_name} t USING (SELECT CAST(id AS INT) AS id, concat('u', id) AS v, 2L AS ts "
+                "FROM range(10, 20) UNION ALL SELECT 7000, 'new', 2L) s ON t.id = s.id "
+                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    session.sql(f"DELETE FROM {table_name} WHERE id = 5990")
+    expected = sorted([(i, f"u{i}" if 10 <= i < 20 else f"v{i}") for i in range(6000) if i != 5990] + [(7000, "new")])
+    assert rows(session, f"SELECT id, v FROM {table_name}") == expected
+    [after] = Table.load(entry.location).file_system_view().all_latest_base_files()
+    assert sorted((r["id"], r["v"]) for r in hudi_rs_rows(entry.location)) == expected
+    new = footer(after.path)
+    # the row groups without changed records hold the stored `v` chunks' bytes, the others were encoded anew
+
+    def chunk_bytes(path: str, parsed: ParquetFooter) -> list[bytes]:
+        column = parsed.column_names.index("v")
+        out = []
+        with open(path, "rb") as f:
+            for group in range(len(parsed.row_groups)):
+                chunk = parsed.chunks(group)[column]
+                f.seek(chunk.start)
+                out.append(f.read(chunk.length))
+        return out
+
+    stored, written = chunk_bytes(before.path, old), set(chunk_bytes(after.path, new))
+    parquet = pq.ParquetFile(before.path)
+    changed = [bool({*range(10, 20), 5990} & set(parquet.read_row_group(g, columns=["id"]).column(0).to_pylist()))
+               for g in range(len(old.row_groups))]
+    assert 0 < sum(changed) < len(changed) - 3
+    assert [chunk in written for chunk in stored] == [not c for c in changed]

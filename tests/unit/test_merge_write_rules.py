@@ -14,14 +14,8 @@ from engine.auto_keys import auto_record_key, auto_record_keys, is_keyless, vali
 from engine.config import HoodieConfig
 from engine.errors import ConfigError
 from engine.formats.base_file import read_base_file
-from engine.write.handles import (
-    EXPRESSION_PAYLOAD,
-    TaskIdentity,
-    WriteContext,
-    _stored_key_index,
-    create_file_group,
-    merge_file_group,
-)
+from engine.write.handles import EXPRESSION_PAYLOAD, TaskIdentity, WriteContext, create_file_group
+from engine.write.merge_handle import merge_file_group, stored_key_index
 from engine.write.planner import ExistingFileGroup
 from tests.unit.test_write_planning import context, records
 
@@ -104,7 +98,7 @@ def test_a_merged_file_carries_a_bloom_filter_and_key_range_of_exactly_its_keys(
     later = WriteContext(ctx.storage, ctx.base_path, "20240101000000003", ctx.data_schema, ctx.avro_schema, props)
     fg = ExistingFileGroup("p=a", "fg-1", str(tmp_path / created.path), ctx.instant_time, 1)
     # the stored filter is the configured kind: it is carried on
-    assert _stored_key_index(later, read_footer(later.storage, fg.base_file_path), fg.base_file_path) is not None
+    assert stored_key_index(later, read_footer(later.storage, fg.base_file_path), fg.base_file_path) is not None
     incoming = [("k010", 2, "updated"), ("k001", 2, "new"), ("k999", 2, "new"), ("a", 2, "new")]
     [merged] = merge_file_group(later, fg, records(incoming + ([("k000", 3, "x")] if deleting else []),
                                                    deleted=[False] * 4 + ([True] if deleting else [])),
@@ -152,3 +146,57 @@ def test_dedupe_per_stored_copy_keeps_one_record_per_key_and_copy() -> None:
     kept = dedupe_by_key(data, "ts", per_stored_copy=True).column("v").to_pylist()
     assert sorted(kept) == ["b", "c", "d"]
     assert sorted(dedupe_by_key(data, "ts").column("v").to_pylist()) == ["c", "d"]
+
+
+@pytest.mark.parametrize("case", ["updates-and-inserts", "deletes", "ordering-keeps-stored", "nothing-touched"])
+def test_merging_by_copying_row_groups_writes_the_rows_a_whole_rewrite_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    """A stored file of several row groups: untouched groups are copied as bytes (new _hoodie_file_name), the
+    touched ones and the inserts encoded; rows, meta columns, footer keys and bloom filter equal the whole-file
+    rewrite's, and hudi-rs-style readers (pyarrow) read the file."""
+    from engine.formats.base_file import read_footer
+    from engine.formats.parquet_splice import ParquetFooter
+    from engine.write import merge_handle as handles
+
+    ctx = context(tmp_path)
+    small = {**ctx.props, "hoodie.parquet.block.size": "2000"}  # row groups of ~100 rows
+    ctx = WriteContext(ctx.storage, ctx.base_path, ctx.instant_time, ctx.data_schema, ctx.avro_schema, small)
+    stored = [(f"k{i:04d}", 5, f"v{i}") for i in range(1000)]
+    [created] = create_file_group(ctx, "p=a", "fg-2", records(stored), TaskIdentity(3, 0, 0))
+    path = str(tmp_path / created.path)
+    with open(path, "rb") as f:
+        assert len(ParquetFooter.read(f, created.file_size_in_bytes, path).row_groups) > 3
+    incoming = {
+        "updates-and-inserts": records([("k0010", 6, "u10"), ("k0011", 6, "u11"), ("n1", 1, "new")]),
+        "deletes": records([("k0500", 6, "x"), ("n2", 1, "new")], deleted=[True, False]),
+        "ordering-keeps-stored": records([("k0700", 1, "older"), ("n3", 1, "new")]),
+        "nothing-touched": records([("n4", 1, "new")]),
+    }[case]
+    outputs = []
+    copied_by_bytes: list[object] = []
+    copying = handles.merge_copying_row_groups
+
+    def spy(*args: object) -> object:
+        copied_by_bytes.append(result := copying(*args))  # type: ignore[arg-type]
+        return result
+
+    monkeypatch.setattr(handles, "merge_copying_row_groups", spy)
+    later = WriteContext(ctx.storage, ctx.base_path, "20240101000000005", ctx.data_schema, ctx.avro_schema, small)
+    fg = ExistingFileGroup("p=a", "fg-2", path, ctx.instant_time, created.file_size_in_bytes)
+    for copy, attempt in ((True, 0), (False, 1)):  # one instant, two task attempts: two files
+        monkeypatch.setattr(handles, "_copies_row_groups", lambda _ctx, copy=copy: copy)
+        [merged] = merge_file_group(later, fg, incoming, TaskIdentity(1, 0, attempt))
+        file = str(tmp_path / merged.path)
+        rows = read_base_file(later.storage, file).to_pylist()
+        assert {r["_hoodie_file_name"] for r in rows} == {file.rsplit("/", 1)[1]}
+        footer = read_footer(later.storage, file)
+        outputs.append((merged, rows, footer))
+    assert len(copied_by_bytes) == 1 and copied_by_bytes[0] is not None  # the copying path wrote the first file
+    (copied, copied_rows, copied_footer), (whole, whole_rows, whole_footer) = outputs
+    key = "_hoodie_record_key"
+    assert [{k: v for k, v in r.items() if k != "_hoodie_file_name"} for r in sorted(copied_rows, key=lambda r: r[key])] \
+        == [{k: v for k, v in r.items() if k != "_hoodie_file_name"} for r in sorted(whole_rows, key=lambda r: r[key])]
+    for field in ("num_writes", "num_inserts", "num_update_writes", "num_deletes"):
+        assert getattr(copied, field) == getattr(whole, field), field
+    for name in ("hoodie_min_record_key", "hoodie_max_record_key", "org.apache.hudi.bloomfilter"):
+        assert copied_footer[name] == whole_footer[name], name

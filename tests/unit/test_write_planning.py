@@ -12,7 +12,8 @@ from engine.config import HoodieConfig
 from engine.formats.base_file import read_base_file
 from engine.storage import Storage
 from engine.timeline.commit_metadata import CommitMetadata, WriteStat
-from engine.write.handles import TaskIdentity, WriteContext, create_file_group, merge_file_group
+from engine.write.handles import TaskIdentity, WriteContext, create_file_group
+from engine.write.merge_handle import merge_file_group
 from engine.write.planner import (
     BucketKind,
     ExistingFileGroup,

@@ -1,0 +1,292 @@
+"""The copy-on-write merge handle (Hudi ``HoodieMergeHandle``): the latest base file of a file group rewritten
+with updates applied in place, deletes dropped and inserts appended; unchanged records keep their commit time and
+sequence number and get the new file name. With ``hoodie.table.cdc.enabled`` the changes also go to a CDC log
+(``HoodieMergeHandleWithChangeLog``, :mod:`engine.write.cdc_logger`).
+
+A stored file of several row groups is not decoded whole: the key (and ordering) columns decide each record's
+fate (:mod:`engine.write.merge_decision`), the row groups without changed records are copied as bytes with a new
+``_hoodie_file_name`` chunk (:mod:`engine.formats.parquet_splice`), and only the touched row groups and the
+inserts are encoded (:func:`merge_copying_row_groups`).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import time
+from collections.abc import Mapping
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from engine.config import WriteConfig
+from engine.errors import EngineError, WriteError
+from engine.filegroup.naming import base_file_name
+from engine.filegroup.partition_metadata import write_partition_metadata
+from engine.formats.avro_schema import META_FIELDS
+from engine.formats.base_file import (
+    MAX_RECORD_KEY,
+    MIN_RECORD_KEY,
+    BaseFileWriter,
+    base_file_compression,
+    footer_bloom_filter,
+    read_base_file_with_footer,
+)
+from engine.formats.bloom import BloomFilter, DynamicBloomFilter, bloom_filter_from_config
+from engine.formats.conform import conform_table
+from engine.formats.parquet_splice import ColumnChunk, GroupSource, ParquetFooter, assemble
+from engine.payloads import fill_nulls
+from engine.read.base_reader import base_file_instant
+from engine.timeline.commit_metadata import WriteStat
+from engine.write.cdc_logger import cdc_enabled, write_cdc_log
+from engine.write.handles import (
+    TaskIdentity,
+    WriteContext,
+    constant_column,
+    open_base_writer,
+    seqnos,
+    with_meta_columns,
+    write_stat,
+)
+from engine.write.markers import IOType, Marker, create_marker
+from engine.write.merge_decision import decide, stored_columns_needed
+from engine.write.planner import ExistingFileGroup
+from engine.write.prepare import dedupe_by_key
+
+logger = logging.getLogger(__name__)
+
+COMMIT_SEQNO, FILE_NAME = META_FIELDS[1], META_FIELDS[4]
+
+
+def merge_file_group(
+    ctx: WriteContext, existing: ExistingFileGroup, records: pa.Table, task: TaskIdentity
+) -> list[WriteStat]:
+    """Rewrite ``existing`` with ``records`` merged in (a new file slice of the same file group).
+
+    Incoming records whose key is stored replace the stored record in place (unless
+    ``DefaultHoodieRecordPayload`` ordering keeps the stored one), deletes drop it, and the other incoming
+    records are appended as inserts. An ``insert`` with ``hoodie.merge.allow.duplicate.on.inserts`` keeps every
+    stored record and appends every incoming one (:attr:`WriteContext.concat_inserts`).
+
+    Args:
+        ctx: write context.
+        existing: the file group's latest base file.
+        records: incoming rows (data columns, ``_hoodie_record_key``, ``_hoodie_partition_path``, optional
+            ``_hoodie_is_deleted``).
+        task: Spark task coordinates.
+
+    Returns:
+        One write stat for the new base file.
+
+    Raises:
+        WriteError: the existing base file cannot be read.
+    """
+    start = time.monotonic()
+    if ctx.conf.get(WriteConfig.COMBINE_BEFORE_UPSERT):
+        records = dedupe_by_key(records, ctx.precombine_field, ctx.payload.first_on_ties, per_stored_copy=True)
+    if _copies_row_groups(ctx):
+        copied = merge_copying_row_groups(ctx, existing, records, task, start)
+        if copied is not None:
+            return copied
+    try:
+        old, footer = read_base_file_with_footer(ctx.storage, existing.base_file_path)
+    except Exception as exc:  # noqa: BLE001 - any read failure aborts this file group's write
+        raise WriteError(
+            f"cannot read base file {existing.base_file_path} of file group {existing.file_id} "
+            f"for instant {ctx.instant_time}: {exc}"
+        ) from exc
+    if ctx.evolution is not None:
+        old = ctx.evolution.align(old, base_file_instant(existing.base_file_path))
+    old = conform_table(old, ctx.file_schema, context=existing.base_file_path)
+    n_old, n_inc = old.num_rows, records.num_rows
+    decision = decide(ctx, records, old)
+    incoming_keys, stored_keys = decision.incoming_keys, decision.stored_keys
+    is_update_for_old, is_delete_for_old = decision.is_update_for_old, decision.is_delete_for_old
+    inc_for_old, inserts = decision.inc_for_old, decision.inserts
+    out_idx = decision.output_positions()
+
+    file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
+    incoming = with_meta_columns(ctx, records, file_name, pa.nulls(n_inc, pa.string()))
+    if ctx.payload.fill_nulls_from_stored and is_update_for_old.any():
+        stored_of = np.zeros(n_inc, dtype=np.int64)
+        stored_of[inc_for_old[is_update_for_old]] = np.nonzero(is_update_for_old)[0]
+        incoming = fill_nulls(incoming, old.take(pa.array(stored_of)), skip=META_FIELDS)
+    old = old.set_column(old.schema.get_field_index(FILE_NAME), FILE_NAME, constant_column(file_name, n_old))
+    combined = pa.concat_tables([old, incoming])
+    output = combined.take(pa.array(out_idx))
+    output = _with_fresh_seqnos(ctx, task, output, out_idx >= n_old)
+    # A merge that keeps every stored record extends the stored file's bloom filter and key range with the
+    # inserted keys rather than hashing every key again (the filter then holds the same keys).
+    carried = (stored_key_index(ctx, footer, existing.base_file_path)
+               if ctx.populate_meta_fields and not is_delete_for_old.any() else None)
+    writer = open_base_writer(ctx, existing.partition_path, file_name, IOType.MERGE, task)
+    try:
+        if carried is not None:
+            writer.continue_keys(*carried)
+            writer.write(output, new_keys=incoming_keys.take(pa.array(inserts, pa.int64())))
+        else:
+            writer.write(output)
+    finally:
+        stats = writer.close()
+    cdc_stats = None
+    if cdc_enabled(ctx.props):
+        updated = np.nonzero(is_update_for_old)[0]
+        cdc_stats = write_cdc_log(
+            ctx, existing.partition_path, existing.file_id, task.write_token, old=old, new=incoming,
+            updated=updated, updated_from=inc_for_old[updated], deleted=np.nonzero(is_delete_for_old)[0],
+            inserted=inserts, old_keys=stored_keys, new_keys=incoming_keys)
+    elapsed = int((time.monotonic() - start) * 1000)
+    stat = write_stat(ctx, existing.partition_path, existing.file_id, file_name, existing.base_instant,
+                 stats.file_size, writes=stats.num_rows, inserts=len(inserts),
+                 updates=int(is_update_for_old.sum()), deletes=int(is_delete_for_old.sum()),
+                 elapsed_ms=elapsed)
+    stat.cdc_stats = cdc_stats
+    return [stat]
+
+
+def _with_fresh_seqnos(ctx: WriteContext, task: TaskIdentity, output: pa.Table, new_positions: np.ndarray) -> pa.Table:
+    """``output`` with sequence numbers for the rows this instant writes (``new_positions``), in output order. A
+    key stored twice (inserts with hoodie.merge.allow.duplicate.on.inserts) is updated in both copies, as
+    HoodieMergeHandle does; the other rows keep theirs."""
+    written = int(new_positions.sum())
+    if not ctx.populate_meta_fields or not written:
+        return output
+    rank = np.cumsum(new_positions) - 1
+    fresh = pc.take(seqnos(ctx.instant_time, task, written), pa.array(np.where(new_positions, rank, 0)))
+    at = output.schema.get_field_index(COMMIT_SEQNO)
+    return output.set_column(at, COMMIT_SEQNO, pc.if_else(pa.array(new_positions), fresh, output.column(at)))
+
+
+def _copies_row_groups(ctx: WriteContext) -> bool:
+    """Whether a merge may copy untouched row groups (:func:`merge_copying_row_groups`): meta fields populated,
+    no schema evolution on read, no CDC log (it reads every stored row), no payload that reads stored values
+    into incoming ones, no concatenating insert."""
+    return (ctx.populate_meta_fields and ctx.evolution is None and not cdc_enabled(ctx.props)
+            and not ctx.payload.fill_nulls_from_stored and not ctx.concat_inserts)
+
+
+def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, records: pa.Table, task: TaskIdentity,
+                             start: float) -> list[WriteStat] | None:
+    """:func:`merge_file_group` decoding only what changes: the stored file's key (and ordering) columns decide
+    each record's fate (:func:`engine.write.merge_decision.decide`); the row groups holding no updated or deleted
+    record are copied as bytes, ``_hoodie_file_name`` re-encoded for the new file
+    (:mod:`engine.formats.parquet_splice`); the touched row groups (updates in place, deletes dropped) and the
+    inserts are encoded as one part after them.
+
+    Returns:
+        The write stat, or None when the file does not allow it (one row group, every row group touched, or a
+        layout the encoder would not reproduce, e.g. a file another writer made): the caller rewrites it whole.
+
+    Raises:
+        WriteError: the stored base file cannot be read.
+    """
+    path = existing.base_file_path
+    try:
+        source = ctx.storage.open_input(path)
+    except Exception as exc:  # noqa: BLE001 - the whole-file path reports it
+        raise WriteError(f"cannot read base file {path} of file group {existing.file_id} "
+                         f"for instant {ctx.instant_time}: {exc}") from exc
+    with source:
+        stored_footer = ParquetFooter.read(source, source.size(), path)
+        groups = len(stored_footer.row_groups)
+        if groups < 2 or FILE_NAME not in stored_footer.column_names:
+            return None
+        parquet = pq.ParquetFile(source)
+        names = stored_columns_needed(ctx, records) or []
+        wanted = pa.schema([ctx.file_schema.field(n) for n in names])
+        stored = conform_table(parquet.read(columns=[n for n in names if n in stored_footer.column_names]),
+                               wanted, context=path)
+        decision = decide(ctx, records, stored)
+        bounds = np.cumsum([0] + [stored_footer.num_rows(g) for g in range(groups)])
+        touched = decision.touched
+        changed = [g for g in range(groups) if touched[bounds[g]:bounds[g + 1]].any()]
+        if len(changed) == groups:
+            return None
+        kept = [g for g in range(groups) if g not in set(changed)]
+        file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
+        rows = (np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in changed]) if changed
+                else np.zeros(0, dtype=np.int64))
+        part = (conform_table(parquet.read_row_groups(changed), ctx.file_schema, context=path) if changed
+                else ctx.file_schema.empty_table())
+        n_part = part.num_rows
+        written = np.where(decision.is_update_for_old[rows], n_part + decision.inc_for_old[rows],
+                           np.arange(n_part))[~decision.is_delete_for_old[rows]]
+        out_idx = np.concatenate([written, n_part + decision.inserts]).astype(np.int64)
+        incoming = with_meta_columns(ctx, records, file_name, pa.nulls(records.num_rows, pa.string()))
+        part = part.set_column(part.schema.get_field_index(FILE_NAME), FILE_NAME, constant_column(file_name, n_part))
+        output = _with_fresh_seqnos(ctx, task, pa.concat_tables([part, incoming]).take(pa.array(out_idx)),
+                                    out_idx >= n_part)
+        footer = {k.decode("utf-8"): v.decode("utf-8") for k, v in (parquet.metadata.metadata or {}).items()}
+        carried = None if decision.is_delete_for_old.any() else stored_key_index(ctx, footer, path)
+        sink = io.BytesIO()
+        writer = BaseFileWriter(ctx.storage, file_name, ctx.file_schema, ctx.avro_schema, ctx.conf, sink=sink)
+        if carried is not None:
+            writer.continue_keys(*carried)
+            writer.write(output, new_keys=decision.incoming_keys.take(pa.array(decision.inserts, pa.int64())))
+        else:
+            copied_rows = np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in kept])
+            writer.track_keys(decision.stored_keys.take(pa.array(copied_rows)))
+            writer.write(output)
+        writer.close()
+        part_footer = ParquetFooter.read(sink, sink.tell(), f"{file_name} (rewritten rows)")
+        if not part_footer.same_layout(stored_footer):
+            return None
+        column = stored_footer.column_names.index(FILE_NAME)
+        name_chunks: dict[int, tuple[io.BytesIO, ColumnChunk]] = {}
+        for g in kept:
+            count = stored_footer.num_rows(g)
+            if count not in name_chunks:
+                name_chunks[count] = _file_name_chunk(ctx, file_name, count)
+        parts = [GroupSource(source, stored_footer, g, ((column, *name_chunks[stored_footer.num_rows(g)]),))
+                 for g in kept]
+        parts += [GroupSource(sink, part_footer, g) for g in range(len(part_footer.row_groups))]
+        create_marker(ctx.storage, ctx.base_path, ctx.instant_time,
+                      Marker(existing.partition_path, file_name, IOType.MERGE))
+        write_partition_metadata(ctx.storage, ctx.base_path, existing.partition_path, ctx.instant_time,
+                                 task.partition_id)
+        target = ctx.storage.join(ctx.partition_dir(existing.partition_path), file_name)
+        with ctx.storage.open_output(target) as out:
+            size = assemble(out, parts, part_footer)
+    elapsed = int((time.monotonic() - start) * 1000)
+    total = int(sum(stored_footer.num_rows(g) for g in kept)) + output.num_rows
+    logger.debug("merged %s: %d of %d row groups copied", target, len(kept), groups)
+    return [write_stat(ctx, existing.partition_path, existing.file_id, file_name, existing.base_instant, size,
+                       writes=total, inserts=len(decision.inserts), updates=int(decision.is_update_for_old.sum()),
+                       deletes=int(decision.is_delete_for_old.sum()), elapsed_ms=elapsed)]
+
+
+def _file_name_chunk(ctx: WriteContext, file_name: str, rows: int) -> tuple[io.BytesIO, ColumnChunk]:
+    """A ``_hoodie_file_name`` column chunk of ``rows`` values ``file_name``, encoded as the base file writer
+    encodes that column (its compression, dictionary encoding)."""
+    sink = io.BytesIO()
+    field = ctx.file_schema.field(FILE_NAME)
+    with pq.ParquetWriter(sink, pa.schema([field]), compression=base_file_compression(ctx.conf),
+                          data_page_size=ctx.conf.get(WriteConfig.PARQUET_PAGE_SIZE), store_schema=False,
+                          write_statistics=True) as writer:
+        writer.write_table(pa.table([constant_column(file_name, rows)], schema=pa.schema([field])), row_group_size=rows)
+    footer = ParquetFooter.read(sink, sink.tell(), f"{file_name} (file name column)")
+    return sink, footer.chunks(0)[0]
+
+
+def stored_key_index(ctx: WriteContext, footer: Mapping[str, str], path: str) -> tuple[BloomFilter, str, str] | None:
+    """The bloom filter and min/max record keys of a stored base file's ``footer``, when the filter is the kind
+    the write config makes (type, size, hashes; a dynamic filter then grows to
+    ``hoodie.bloom.index.filter.dynamic.max.entries`` as a new one would); else None (the writer builds them
+    afresh)."""
+    low, high = footer.get(MIN_RECORD_KEY), footer.get(MAX_RECORD_KEY)
+    try:
+        stored = footer_bloom_filter(footer, path)
+    except EngineError:
+        return None  # the writer hashes every key, as for any other file
+    if stored is None or low is None or high is None:
+        return None
+    fresh = bloom_filter_from_config(ctx.conf)
+    if (stored.type_code, stored.vector_size, stored.nb_hash) != (fresh.type_code, fresh.vector_size, fresh.nb_hash):
+        return None
+    if isinstance(stored, DynamicBloomFilter) and isinstance(fresh, DynamicBloomFilter):
+        if stored.num_entries != fresh.num_entries:
+            return None
+        stored.max_entries = fresh.max_entries
+    return stored, low, high
