@@ -106,8 +106,12 @@ def conform_table(
                 raise SchemaMismatch(f"{prefix}column '{field.name}' is missing from the data")
             columns.append(pa.nulls(table.num_rows, field.type))
             continue
+        column = table.column(idx)
+        if column.type == field.type:
+            columns.append(column)  # already the type: kept as it is, chunks and all (no copy)
+            continue
         try:
-            columns.append(conform_array(table.column(idx), field.type, field.name))
+            columns.append(conform_array(column, field.type, field.name))
         except SchemaMismatch as exc:
             raise SchemaMismatch(f"{prefix}{exc}") from exc
     return pa.Table.from_arrays(columns, schema=schema)

@@ -179,8 +179,12 @@ def seqnos(instant: str, task: TaskIdentity, count: int, start: int = 0) -> pa.A
 
 
 def constant_column(value: str, count: int) -> pa.Array:
-    """A string column holding ``value`` ``count`` times."""
-    return pc.fill_null(pa.nulls(count, pa.string()), value)
+    """A string column holding ``value`` ``count`` times (built from its buffers: one copy of the bytes)."""
+    data = value.encode("utf-8")
+    if not data or count * len(data) >= 2**31:
+        return pc.fill_null(pa.nulls(count, pa.string()), value)
+    offsets = np.arange(0, (count + 1) * len(data), len(data), dtype=np.int32)
+    return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data * count))
 
 
 def open_base_writer(

@@ -51,13 +51,13 @@ from engine.write.handles import (
     write_stat,
 )
 from engine.write.markers import IOType, Marker, create_marker
-from engine.write.merge_decision import decide, stored_columns_needed
+from engine.write.merge_decision import MergeDecision, decide, stored_columns_needed
 from engine.write.planner import ExistingFileGroup
 from engine.write.prepare import dedupe_by_key
 
 logger = logging.getLogger(__name__)
 
-COMMIT_SEQNO, FILE_NAME = META_FIELDS[1], META_FIELDS[4]
+COMMIT_TIME, COMMIT_SEQNO, FILE_NAME = META_FIELDS[0], META_FIELDS[1], META_FIELDS[4]
 
 
 def merge_file_group(
@@ -86,8 +86,9 @@ def merge_file_group(
     start = time.monotonic()
     if ctx.conf.get(WriteConfig.COMBINE_BEFORE_UPSERT):
         records = dedupe_by_key(records, ctx.precombine_field, ctx.payload.first_on_ties, per_stored_copy=True)
+    decided: MergeDecision | None = None
     if _copies_row_groups(ctx):
-        copied = merge_copying_row_groups(ctx, existing, records, task, start)
+        copied, decided = merge_copying_row_groups(ctx, existing, records, task, start)
         if copied is not None:
             return copied
     try:
@@ -101,11 +102,10 @@ def merge_file_group(
         old = ctx.evolution.align(old, base_file_instant(existing.base_file_path))
     old = conform_table(old, ctx.file_schema, context=existing.base_file_path)
     n_old, n_inc = old.num_rows, records.num_rows
-    decision = decide(ctx, records, old)
+    decision = decided if decided is not None and decided.n_old == n_old else decide(ctx, records, old)
     incoming_keys, stored_keys = decision.incoming_keys, decision.stored_keys
     is_update_for_old, is_delete_for_old = decision.is_update_for_old, decision.is_delete_for_old
     inc_for_old, inserts = decision.inc_for_old, decision.inserts
-    out_idx = decision.output_positions()
 
     file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
     incoming = with_meta_columns(ctx, records, file_name, pa.nulls(n_inc, pa.string()))
@@ -113,10 +113,8 @@ def merge_file_group(
         stored_of = np.zeros(n_inc, dtype=np.int64)
         stored_of[inc_for_old[is_update_for_old]] = np.nonzero(is_update_for_old)[0]
         incoming = fill_nulls(incoming, old.take(pa.array(stored_of)), skip=META_FIELDS)
-    old = old.set_column(old.schema.get_field_index(FILE_NAME), FILE_NAME, constant_column(file_name, n_old))
-    combined = pa.concat_tables([old, incoming])
-    output = combined.take(pa.array(out_idx))
-    output = _with_fresh_seqnos(ctx, task, output, out_idx >= n_old)
+    output, new_positions = _merged_rows(old, incoming, decision, file_name)
+    output = _with_fresh_seqnos(ctx, task, output, new_positions)
     # A merge that keeps every stored record extends the stored file's bloom filter and key range with the
     # inserted keys rather than hashing every key again (the filter then holds the same keys).
     carried = (stored_key_index(ctx, footer, existing.base_file_path)
@@ -146,6 +144,42 @@ def merge_file_group(
     return [stat]
 
 
+def _merged_rows(old: pa.Table, incoming: pa.Table, decision: MergeDecision, file_name: str
+                 ) -> tuple[pa.Table, np.ndarray]:
+    """The rows of the new base file in Hudi's order (stored order, updates in place, deletes dropped, inserts
+    last; ``_hoodie_file_name`` set to ``file_name``) and which of them this instant writes (bool per row).
+
+    Without deletes the stored rows keep their places: a column whose updated values equal the stored ones (an
+    update that does not change it) is the stored column itself, the others get the updated values by mask;
+    only with deletes is every column gathered anew."""
+    n_old = old.num_rows
+    names = old.column_names
+    if decision.is_delete_for_old.any():
+        out_idx = decision.output_positions()
+        combined = pa.concat_tables([old.set_column(names.index(FILE_NAME), FILE_NAME,
+                                                    constant_column(file_name, n_old)), incoming])
+        return combined.take(pa.array(out_idx)), out_idx >= n_old
+    updated = np.nonzero(decision.is_update_for_old)[0]
+    sources = pa.array(decision.inc_for_old[updated], pa.int64())
+    mask = pa.array(decision.is_update_for_old)
+    columns = []
+    for name, stored in zip(names, old.columns, strict=True):
+        if name == FILE_NAME:
+            columns.append(constant_column(file_name, n_old))
+            continue
+        if not len(updated):
+            columns.append(stored)
+            continue
+        values = incoming.column(name).take(sources)
+        if name not in (COMMIT_TIME, COMMIT_SEQNO) and stored.take(pa.array(updated)).equals(values):
+            columns.append(stored)  # the update leaves this column as it is
+        else:
+            columns.append(pc.replace_with_mask(stored, mask, values.combine_chunks()))
+    kept = pa.Table.from_arrays(columns, schema=old.schema)
+    output = pa.concat_tables([kept, incoming.take(pa.array(decision.inserts, pa.int64()))])
+    return output, np.concatenate([decision.is_update_for_old, np.ones(len(decision.inserts), dtype=bool)])
+
+
 def _with_fresh_seqnos(ctx: WriteContext, task: TaskIdentity, output: pa.Table, new_positions: np.ndarray) -> pa.Table:
     """``output`` with sequence numbers for the rows this instant writes (``new_positions``), in output order. A
     key stored twice (inserts with hoodie.merge.allow.duplicate.on.inserts) is updated in both copies, as
@@ -168,7 +202,7 @@ def _copies_row_groups(ctx: WriteContext) -> bool:
 
 
 def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, records: pa.Table, task: TaskIdentity,
-                             start: float) -> list[WriteStat] | None:
+                             start: float) -> tuple[list[WriteStat] | None, MergeDecision | None]:
     """:func:`merge_file_group` decoding only what changes: the stored file's key (and ordering) columns decide
     each record's fate (:func:`engine.write.merge_decision.decide`); the row groups holding no updated or deleted
     record are copied as bytes, ``_hoodie_file_name`` re-encoded for the new file
@@ -177,7 +211,8 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
 
     Returns:
         The write stat, or None when the file does not allow it (one row group, every row group touched, or a
-        layout the encoder would not reproduce, e.g. a file another writer made): the caller rewrites it whole.
+        layout the encoder would not reproduce, e.g. a file another writer made): the caller rewrites it whole,
+        reusing the decision (second item) when one was made.
 
     Raises:
         WriteError: the stored base file cannot be read.
@@ -192,7 +227,7 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
         stored_footer = ParquetFooter.read(source, source.size(), path)
         groups = len(stored_footer.row_groups)
         if groups < 2 or FILE_NAME not in stored_footer.column_names:
-            return None
+            return None, None
         parquet = pq.ParquetFile(source)
         names = stored_columns_needed(ctx, records) or []
         wanted = pa.schema([ctx.file_schema.field(n) for n in names])
@@ -203,7 +238,7 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
         touched = decision.touched
         changed = [g for g in range(groups) if touched[bounds[g]:bounds[g + 1]].any()]
         if len(changed) == groups:
-            return None
+            return None, decision
         kept = [g for g in range(groups) if g not in set(changed)]
         file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
         rows = (np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in changed]) if changed
@@ -232,7 +267,7 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
         writer.close()
         part_footer = ParquetFooter.read(sink, sink.tell(), f"{file_name} (rewritten rows)")
         if not part_footer.same_layout(stored_footer):
-            return None
+            return None, decision
         column = stored_footer.column_names.index(FILE_NAME)
         name_chunks: dict[int, tuple[io.BytesIO, ColumnChunk]] = {}
         for g in kept:
@@ -254,7 +289,7 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
     logger.debug("merged %s: %d of %d row groups copied", target, len(kept), groups)
     return [write_stat(ctx, existing.partition_path, existing.file_id, file_name, existing.base_instant, size,
                        writes=total, inserts=len(decision.inserts), updates=int(decision.is_update_for_old.sum()),
-                       deletes=int(decision.is_delete_for_old.sum()), elapsed_ms=elapsed)]
+                       deletes=int(decision.is_delete_for_old.sum()), elapsed_ms=elapsed)], decision
 
 
 def _file_name_chunk(ctx: WriteContext, file_name: str, rows: int) -> tuple[io.BytesIO, ColumnChunk]:
