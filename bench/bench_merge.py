@@ -19,7 +19,7 @@ rows with ``l_comment = 'updated'`` must be equal (the script fails otherwise). 
 
 Usage: ``python bench/tpch_gen.py --sf 1 --out bench/data/sf1`` then
 ``python bench/bench_merge.py --data bench/data/sf1 [--runs 3] [--shapes mor-partitioned,cow-nonpartitioned]
-[--codec snappy] [--index BUCKET] [--work DIR]``.
+[--codec snappy] [--index BUCKET] [--buckets N] [--work DIR]``.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ CHECK = ("SELECT count(*) AS rows, sum(l_quantity) AS quantity, count_if(l_comme
 
 
 def run(data: Path, work: Path, runs: int | str = 3, shapes: str = ",".join(SHAPES),
-        codec: str = "snappy", index: str = "") -> dict[str, Any]:
+        codec: str = "snappy", index: str = "", buckets: str = "") -> dict[str, Any]:
     import pyarrow.dataset as ds
     from deltalake import WriterProperties
 
@@ -66,7 +66,8 @@ def run(data: Path, work: Path, runs: int | str = 3, shapes: str = ",".join(SHAP
         raise SystemExit("--runs: at least 1 timed run")
     layouts = sorted({s.split("-")[1] for s in wanted}, reverse=True)  # partitioned first
     results: dict[str, Any] = {"data": str(data), "codec": codec, "cores": os.cpu_count(), "runs": rounds,
-                               "hoodie.index.type": index or "table default (SIMPLE)"}
+                               "hoodie.index.type": index or "table default (SIMPLE)",
+                               "hoodie.bucket.index.num.buckets": buckets or "default (256)"}
     session = sqlext.connect(warehouse=work / "warehouse", conf={
         "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "2g"})
     session.sql(f"SET hoodie.parquet.compression.codec={codec}")
@@ -84,7 +85,7 @@ def run(data: Path, work: Path, runs: int | str = 3, shapes: str = ",".join(SHAP
         merge_source = ds.dataset(str(work / "merge_source"), format="parquet").to_table()
         built: dict[str, float] = {}
         for shape in wanted:
-            built[shape] = _build_hudi(session, data, shape, pristine / shape, index)
+            built[shape] = _build_hudi(session, data, shape, pristine / shape, index, buckets)
         for layout in layouts:
             built[layout] = _build_delta(work / "lineitem_with_year", pristine / f"delta-{layout}", layout, props)
 
@@ -99,7 +100,8 @@ def run(data: Path, work: Path, runs: int | str = 3, shapes: str = ",".join(SHAP
                 copy = scratch / f"{engine}-{name}-{i}"
                 shutil.copytree(pristine / (name if engine == "hudi" else f"delta-{name}"), copy)
                 if engine == "hudi":
-                    seconds, metrics[engine, name], check = _hudi_merge(session, name, copy, source, i == 0)
+                    seconds, metrics[engine, name], check = _hudi_merge(session, name, copy, source, i == 0,
+                                                                        _index_props(index, buckets))
                 else:
                     seconds, metrics[engine, name], check = _delta_merge(copy, merge_source, props, i == 0)
                 if check is not None:
@@ -136,7 +138,7 @@ def _table_name(shape: str) -> str:
     return "li_" + shape.replace("-", "_")
 
 
-def _build_hudi(session: Any, data: Path, shape: str, location: Path, index: str = "") -> float:
+def _build_hudi(session: Any, data: Path, shape: str, location: Path, index: str = "", buckets: str = "") -> float:
     """CTAS (bulk insert) of lineitem plus ``l_shipyear`` at ``location``, with ``hoodie.index.type = index``
     when given (the table's own default otherwise); the catalog entry is dropped again, the folder stays as the
     pristine copy. Returns the CTAS seconds."""
@@ -144,6 +146,8 @@ def _build_hudi(session: Any, data: Path, shape: str, location: Path, index: str
     name = _table_name(shape)
     partitioned = "PARTITIONED BY (l_shipyear)" if layout == "partitioned" else ""
     index_prop = f", 'hoodie.index.type' = '{index}'" if index else ""
+    if buckets:
+        index_prop += f", 'hoodie.bucket.index.num.buckets' = '{buckets}'"
     seconds, _ = timed(lambda: session.sql(f"""CREATE TABLE {name} USING hudi {partitioned}
         TBLPROPERTIES (type = '{kind}', primaryKey = 'l_orderkey,l_linenumber'{index_prop}) LOCATION '{location}'
         AS SELECT *, year(l_shipdate) AS l_shipyear FROM parquet.`{data}/lineitem.parquet`""").collect())
@@ -162,11 +166,22 @@ def _build_delta(rows: Path, target: Path, layout: str, props: Any) -> float:
     return seconds
 
 
-def _hudi_merge(session: Any, shape: str, copy: Path, source: str,
-                check: bool) -> tuple[float, dict[str, Any], dict[str, Any] | None]:
-    """Register ``copy``, time the MERGE, optionally read the check figures, drop the entry."""
+def _index_props(index: str, buckets: str) -> str:
+    """The TBLPROPERTIES entries naming the index (the write options a catalog entry carries: a table registered
+    on a folder without them writes with the default index)."""
+    props = [f"'hoodie.index.type' = '{index}'"] if index else []
+    if buckets:
+        props.append(f"'hoodie.bucket.index.num.buckets' = '{buckets}'")
+    return ", ".join(props)
+
+
+def _hudi_merge(session: Any, shape: str, copy: Path, source: str, check: bool,
+                props: str = "") -> tuple[float, dict[str, Any], dict[str, Any] | None]:
+    """Register ``copy`` (with TBLPROPERTIES ``props``), time the MERGE, optionally read the check figures, drop
+    the entry."""
     name = _table_name(shape)
-    session.sql(f"CREATE TABLE {name} USING hudi LOCATION '{copy}'")
+    properties = f" TBLPROPERTIES ({props})" if props else ""
+    session.sql(f"CREATE TABLE {name} USING hudi LOCATION '{copy}'{properties}")
     try:
         seconds, rows, profile = profiled(session, lambda: session.sql(MERGE.format(t=name, source=source)).collect())
         figures = session.sql(CHECK.format(t=name)).first().asDict() if check else None
@@ -208,9 +223,10 @@ def _compare(shape: str, hudi: dict[str, Any], delta: dict[str, Any]) -> dict[st
 def main(argv: list[str] | None = None) -> int:
     """``--runs`` (timed rounds after the warm-up, default 3), ``--shapes`` (comma list of ``SHAPES``, default
     all four), ``--codec`` (both writers, default snappy), ``--index`` (``hoodie.index.type`` of the Hudi tables,
-    e.g. ``BUCKET``; default: the table default), plus bench_cow's ``--data`` and ``--work``."""
+    e.g. ``BUCKET``; default: the table default), ``--buckets`` (``hoodie.bucket.index.num.buckets``; default:
+    Hudi's 256), plus bench_cow's ``--data`` and ``--work``."""
     return bench_main(run, __doc__.splitlines()[0], argv, runs=3, shapes=",".join(SHAPES), codec="snappy",
-                      index="")
+                      index="", buckets="")
 
 
 if __name__ == "__main__":
