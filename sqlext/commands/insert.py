@@ -17,10 +17,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
-    ArrayType,
     DataType,
-    DecimalType,
-    MapType,
     StringType,
     StructField,
     StructType,
@@ -37,6 +34,7 @@ from sqlext.commands.insert_mode import InsertTarget, deduce_insert
 from sqlext.commands.options import write_options
 from sqlext.commands.partitions import literal_value, partition_path_from_values, partition_paths_for_spec
 from sqlext.commands.post_commit import after_write
+from sqlext.commands.type_names import scala_field
 from sqlext.error_report import summarize
 from sqlext.errors import SqlAnalysisError
 from sqlext.parser.statements import InsertInto
@@ -100,27 +98,6 @@ def _by_name_targets(data_names: list[str], expected: list[str]) -> list[str] | 
     if len(set(names)) != len(names) or set(names) != set(lowered):
         return None
     return [lowered[n] for n in names]
-
-
-def scala_type_name(dtype: DataType) -> str:
-    """Scala's ``DataType.toString`` (``IntegerType``, ``DecimalType(10,2)``, ``ArrayType(StringType,true)``),
-    as Hudi's messages print types."""
-    if isinstance(dtype, ArrayType):
-        return f"ArrayType({scala_type_name(dtype.elementType)},{str(dtype.containsNull).lower()})"
-    if isinstance(dtype, MapType):
-        return (f"MapType({scala_type_name(dtype.keyType)},{scala_type_name(dtype.valueType)},"
-                f"{str(dtype.valueContainsNull).lower()})")
-    if isinstance(dtype, StructType):
-        return f"StructType({','.join(scala_field(f) for f in dtype.fields)})"
-    if isinstance(dtype, DecimalType):
-        return f"DecimalType({dtype.precision},{dtype.scale})"
-    text = repr(dtype)
-    return text[:-2] if text.endswith("()") else text
-
-
-def scala_field(f: StructField) -> str:
-    """Scala's ``StructField.toString``: ``StructField(name,IntegerType,true)``."""
-    return f"StructField({f.name},{scala_type_name(f.dataType)},{str(f.nullable).lower()})"
 
 
 def _schema_mismatch(entry: CatalogTable, schema: StructType, order: list[str], source: list[StructField],

@@ -24,7 +24,7 @@ from engine.formats.avro_schema import META_FIELDS
 from engine.spark.schema import table_data_schema
 from engine.table import Table
 from sqlext.catalog import CatalogTable, declared_narrow_types, quote
-from sqlext.commands.insert import scala_type_name
+from sqlext.commands.type_names import scala_type_name
 from sqlext.error_report import summarize
 from sqlext.errors import SqlAnalysisError
 from sqlext.parser.source import expr_sql
