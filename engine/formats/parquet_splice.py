@@ -43,23 +43,16 @@ _MD_BLOOM_FIELDS = (14, 15)
 _SE_NAME = 4
 
 
+_SCALARS = {TType.BOOL: "Bool", TType.BYTE: "Byte", TType.I16: "I16", TType.I32: "I32", TType.I64: "I64",
+            TType.DOUBLE: "Double", TType.STRING: "Binary"}
+"""Thrift scalar types → the suffix of their ``read…``/``write…`` protocol methods."""
+
+
 def _read_value(proto: TCompactProtocol, ttype: int) -> Any:
+    if ttype in _SCALARS:
+        return getattr(proto, "read" + _SCALARS[ttype])()
     if ttype == TType.STRUCT:
         return _read_struct(proto)
-    if ttype == TType.BOOL:
-        return proto.readBool()
-    if ttype == TType.BYTE:
-        return proto.readByte()
-    if ttype == TType.I16:
-        return proto.readI16()
-    if ttype == TType.I32:
-        return proto.readI32()
-    if ttype == TType.I64:
-        return proto.readI64()
-    if ttype == TType.DOUBLE:
-        return proto.readDouble()
-    if ttype == TType.STRING:
-        return proto.readBinary()
     if ttype in (TType.LIST, TType.SET):
         element, size = proto.readListBegin()
         items = [_read_value(proto, element) for _ in range(size)]
@@ -87,22 +80,10 @@ def _read_struct(proto: TCompactProtocol) -> list[Field]:
 
 
 def _write_value(proto: TCompactProtocol, ttype: int, value: Any) -> None:
-    if ttype == TType.STRUCT:
+    if ttype in _SCALARS:
+        getattr(proto, "write" + _SCALARS[ttype])(value)
+    elif ttype == TType.STRUCT:
         _write_struct(proto, value)
-    elif ttype == TType.BOOL:
-        proto.writeBool(value)
-    elif ttype == TType.BYTE:
-        proto.writeByte(value)
-    elif ttype == TType.I16:
-        proto.writeI16(value)
-    elif ttype == TType.I32:
-        proto.writeI32(value)
-    elif ttype == TType.I64:
-        proto.writeI64(value)
-    elif ttype == TType.DOUBLE:
-        proto.writeDouble(value)
-    elif ttype == TType.STRING:
-        proto.writeBinary(value)
     elif ttype in (TType.LIST, TType.SET):
         element, items = value
         proto.writeListBegin(element, len(items))

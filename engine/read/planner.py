@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import cached_property
 
 import pyarrow as pa
 
@@ -84,12 +85,15 @@ class PartitionColumns:
     table_config: tuple[tuple[str, str], ...]
     in_files: bool = False
 
+    @cached_property
+    def _key_generator(self) -> KeyGenerator:
+        return KeyGenerator.from_config(HoodieConfig(dict(self.table_config)))
+
     def values(self, partition_path: str) -> dict[str, str | None] | None:
         """Lower-cased column name → value (None for ``__HIVE_DEFAULT_PARTITION__``), or None for a path that
-        does not fit the partition fields."""
+        does not fit the partition fields (or a key generator the table config does not describe)."""
         try:
-            parsed: list[str] = KeyGenerator.from_config(HoodieConfig(dict(self.table_config))).partition_values(
-                partition_path)
+            parsed: list[str] = self._key_generator.partition_values(partition_path)
         except EngineError:
             return None
         if len(parsed) != len(self.names):

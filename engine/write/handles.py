@@ -187,6 +187,18 @@ def constant_column(value: str, count: int) -> pa.Array:
     return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data * count))
 
 
+def start_base_file(ctx: WriteContext, partition: str, file_name: str, io_type: IOType, task: TaskIdentity) -> str:
+    """Write the marker of the base file ``file_name`` in ``partition`` and the partition's metafile (Hudi
+    ``HoodieWriteHandle.createMarkerFile`` + ``HoodiePartitionMetadata``); returns the file's full path.
+
+    Raises:
+        StorageError: the marker cannot be created.
+    """
+    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, Marker(partition, file_name, io_type))
+    write_partition_metadata(ctx.storage, ctx.base_path, partition, ctx.instant_time, task.partition_id)
+    return ctx.storage.join(ctx.partition_dir(partition), file_name)
+
+
 def open_base_writer(
     ctx: WriteContext, partition: str, file_name: str, io_type: IOType, task: TaskIdentity
 ) -> BaseFileWriter:
@@ -196,11 +208,9 @@ def open_base_writer(
     Raises:
         StorageError: the marker or the file cannot be created.
     """
-    create_marker(ctx.storage, ctx.base_path, ctx.instant_time, Marker(partition, file_name, io_type))
-    write_partition_metadata(ctx.storage, ctx.base_path, partition, ctx.instant_time, task.partition_id)
     return BaseFileWriter(
         ctx.storage,
-        ctx.storage.join(ctx.partition_dir(partition), file_name),
+        start_base_file(ctx, partition, file_name, io_type, task),
         ctx.file_schema,
         ctx.avro_schema,
         ctx.conf,

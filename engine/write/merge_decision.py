@@ -52,6 +52,13 @@ class MergeDecision:
         """Per stored row: updated or deleted (bool)."""
         return self.is_update_for_old | self.is_delete_for_old
 
+    def restricted(self, rows: np.ndarray) -> MergeDecision:
+        """This decision over the stored rows ``rows`` only (int64 positions, in order), the incoming records
+        unchanged: the decision for a part of the stored file (its touched row groups)."""
+        return MergeDecision(self.incoming_keys, self.stored_keys.take(pa.array(rows, pa.int64())),
+                             self.inc_for_old[rows], self.is_update_for_old[rows], self.is_delete_for_old[rows],
+                             self.inserts)
+
     def output_positions(self) -> np.ndarray:
         """The written rows, in Hudi's order (stored order, updates in place, then inserts), as positions in
         the stored rows followed by the incoming ones (``n_old + i`` is incoming record ``i``; int64)."""

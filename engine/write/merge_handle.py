@@ -24,7 +24,6 @@ import pyarrow.parquet as pq
 from engine.config import WriteConfig
 from engine.errors import EngineError, WriteError
 from engine.filegroup.naming import base_file_name
-from engine.filegroup.partition_metadata import write_partition_metadata
 from engine.formats.avro_schema import META_FIELDS
 from engine.formats.base_file import (
     MAX_RECORD_KEY,
@@ -47,10 +46,11 @@ from engine.write.handles import (
     constant_column,
     open_base_writer,
     seqnos,
+    start_base_file,
     with_meta_columns,
     write_stat,
 )
-from engine.write.markers import IOType, Marker, create_marker
+from engine.write.markers import IOType
 from engine.write.merge_decision import MergeDecision, decide, stored_columns_needed
 from engine.write.planner import ExistingFileGroup
 from engine.write.prepare import dedupe_by_key
@@ -224,35 +224,32 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
         raise WriteError(f"cannot read base file {path} of file group {existing.file_id} "
                          f"for instant {ctx.instant_time}: {exc}") from exc
     with source:
-        stored_footer = ParquetFooter.read(source, source.size(), path)
-        groups = len(stored_footer.row_groups)
-        if groups < 2 or FILE_NAME not in stored_footer.column_names:
-            return None, None
         parquet = pq.ParquetFile(source)
+        metadata = parquet.metadata
+        groups = metadata.num_row_groups
+        if groups < 2 or FILE_NAME not in metadata.schema.names:
+            return None, None
         names = stored_columns_needed(ctx, records) or []
         wanted = pa.schema([ctx.file_schema.field(n) for n in names])
-        stored = conform_table(parquet.read(columns=[n for n in names if n in stored_footer.column_names]),
+        stored = conform_table(parquet.read(columns=[n for n in names if n in metadata.schema.names]),
                                wanted, context=path)
         decision = decide(ctx, records, stored)
-        bounds = np.cumsum([0] + [stored_footer.num_rows(g) for g in range(groups)])
+        bounds = np.cumsum([0] + [metadata.row_group(g).num_rows for g in range(groups)])
         touched = decision.touched
         changed = [g for g in range(groups) if touched[bounds[g]:bounds[g + 1]].any()]
         if len(changed) == groups:
             return None, decision
+        # Some row group is copied: only now is the footer decoded field by field.
+        stored_footer = ParquetFooter.read(source, source.size(), path)
         kept = [g for g in range(groups) if g not in set(changed)]
         file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
         rows = (np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in changed]) if changed
                 else np.zeros(0, dtype=np.int64))
         part = (conform_table(parquet.read_row_groups(changed), ctx.file_schema, context=path) if changed
                 else ctx.file_schema.empty_table())
-        n_part = part.num_rows
-        written = np.where(decision.is_update_for_old[rows], n_part + decision.inc_for_old[rows],
-                           np.arange(n_part))[~decision.is_delete_for_old[rows]]
-        out_idx = np.concatenate([written, n_part + decision.inserts]).astype(np.int64)
         incoming = with_meta_columns(ctx, records, file_name, pa.nulls(records.num_rows, pa.string()))
-        part = part.set_column(part.schema.get_field_index(FILE_NAME), FILE_NAME, constant_column(file_name, n_part))
-        output = _with_fresh_seqnos(ctx, task, pa.concat_tables([part, incoming]).take(pa.array(out_idx)),
-                                    out_idx >= n_part)
+        output, new_positions = _merged_rows(part, incoming, decision.restricted(rows), file_name)
+        output = _with_fresh_seqnos(ctx, task, output, new_positions)
         footer = {k.decode("utf-8"): v.decode("utf-8") for k, v in (parquet.metadata.metadata or {}).items()}
         carried = None if decision.is_delete_for_old.any() else stored_key_index(ctx, footer, path)
         sink = io.BytesIO()
@@ -277,11 +274,7 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
         parts = [GroupSource(source, stored_footer, g, ((column, *name_chunks[stored_footer.num_rows(g)]),))
                  for g in kept]
         parts += [GroupSource(sink, part_footer, g) for g in range(len(part_footer.row_groups))]
-        create_marker(ctx.storage, ctx.base_path, ctx.instant_time,
-                      Marker(existing.partition_path, file_name, IOType.MERGE))
-        write_partition_metadata(ctx.storage, ctx.base_path, existing.partition_path, ctx.instant_time,
-                                 task.partition_id)
-        target = ctx.storage.join(ctx.partition_dir(existing.partition_path), file_name)
+        target = start_base_file(ctx, existing.partition_path, file_name, IOType.MERGE, task)
         with ctx.storage.open_output(target) as out:
             size = assemble(out, parts, part_footer)
     elapsed = int((time.monotonic() - start) * 1000)
