@@ -176,6 +176,12 @@ class WriteConfig:
     BULKINSERT_SORT_MODE = str_property("hoodie.bulkinsert.sort.mode", "NONE",
                                 "NONE, GLOBAL_SORT, PARTITION_SORT, PARTITION_PATH_REPARTITION.")
     MARKERS_TYPE = str_property("hoodie.write.markers.type", "DIRECT", "DIRECT markers (one file per data file).")
+    DIRECT_PARQUET_SOURCE = bool_property(
+        "sqlext.write.direct.parquet.source", True,
+        "Not a Hudi key (a Spark session conf, SET sqlext.write.direct.parquet.source = false): a bulk insert "
+        "whose source is a plain scan of parquet files (column pruning, renames, widening casts, simple "
+        "filters) has its tasks read those files with pyarrow instead of receiving the rows through Spark's "
+        "Arrow bridge (engine.spark.source_scan). The rows written are the same either way.")
     SCHEMA_ON_READ_ENABLE = bool_property("hoodie.schema.on.read.enable", False,
                                           "Schema on read (Hudi HoodieCommonConfig.SCHEMA_EVOLUTION_ENABLE): ALTER "
                                           "TABLE may rename, drop, retype and move columns; files are read by "

@@ -35,6 +35,7 @@ accepts 3-level lists through the parquet spec's list rules, but that is unverif
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -144,6 +145,22 @@ def base_file_compression(conf: HoodieConfig) -> str:
     return _CODECS[codec]
 
 
+# Unique in every row of every base file: a dictionary attempt there is pure cost (parquet-mr gives it up after
+# the first page; pyarrow would fill a dictionary page first too).
+_NO_DICTIONARY = (META_FIELDS[1], RECORD_KEY_FIELD)
+
+
+@functools.lru_cache(maxsize=64)
+def dictionary_columns(file_schema: pa.Schema) -> list[str]:
+    """Leaf column paths of ``file_schema`` (as parquet names them, ``s.a``, ``l.list.element``) written with
+    dictionary encoding: all but the sequence number and record key meta columns."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(file_schema.empty_table(), sink)
+    schema = pq.ParquetFile(pa.BufferReader(sink.getvalue())).schema
+    return [schema.column(i).path for i in range(len(schema))
+            if schema.column(i).path not in _NO_DICTIONARY]
+
+
 class BaseFileWriter:
     """Writes one parquet base file (Hudi ``HoodieAvroParquetWriter``).
 
@@ -214,6 +231,7 @@ class BaseFileWriter:
                 self._file_schema,
                 compression=compression,
                 data_page_size=conf.get(WriteConfig.PARQUET_PAGE_SIZE),
+                use_dictionary=dictionary_columns(self._file_schema),
                 store_schema=False,
                 write_statistics=True,
             )

@@ -40,7 +40,7 @@ _CC_PAGE_INDEX_FIELDS = (4, 5, 6, 7)  # offset/column index offsets and lengths
 _MD_TOTAL_UNCOMPRESSED, _MD_TOTAL_COMPRESSED = 6, 7
 _MD_DATA_PAGE, _MD_INDEX_PAGE, _MD_DICTIONARY_PAGE = 9, 10, 11
 _MD_BLOOM_FIELDS = (14, 15)
-_SE_NAME = 4
+_SE_NAME, _SE_NUM_CHILDREN = 4, 5
 
 
 _SCALARS = {TType.BOOL: "Bool", TType.BYTE: "Byte", TType.I16: "I16", TType.I32: "I32", TType.I64: "I64",
@@ -222,6 +222,18 @@ class ParquetFooter:
             start = dictionary if dictionary else _get(meta, _MD_DATA_PAGE)
             out.append(ColumnChunk(chunk, int(start), int(_get(meta, _MD_TOTAL_COMPRESSED))))
         return out
+
+    @property
+    def is_flat(self) -> bool:
+        """Whether every column is a top-level leaf (no groups): leaf ``i`` is then schema element ``i + 1``."""
+        return all(not _get(e, _SE_NUM_CHILDREN) for e in self.schema[1:])
+
+    def same_leaf(self, index: int, other: ParquetFooter, other_index: int) -> bool:
+        """Whether leaf column ``index`` here is declared as ``other``'s leaf ``other_index`` (equal
+        ``SchemaElement``s; both schemas flat): a chunk of one can then stand in for the other's."""
+        if not (self.is_flat and other.is_flat):
+            return False
+        return encode_struct(self.schema[index + 1]) == encode_struct(other.schema[other_index + 1])
 
     def same_layout(self, other: ParquetFooter) -> bool:
         """Whether both files declare the same columns with the same types (their ``SchemaElement`` lists are

@@ -17,9 +17,11 @@ from pyspark.broadcast import Broadcast
 
 from engine.config import HoodieConfig
 from engine.formats.conform import conform_table
+from engine.formats.parquet_source import read_split
 from engine.index.bloom import lookup_files
 from engine.index.simple import KeyedFile, read_key_locations
 from engine.keygen import KeyGenerator
+from engine.spark.source_scan import DirectSource
 from engine.storage import Storage
 from engine.timeline.commit_metadata import WriteStat
 from engine.write.append_handle import LatestSlice, append_to_file_group
@@ -173,20 +175,30 @@ def write_bucket_fn(
 
 
 def bulk_insert_fn(
-    ctx: WriteContext, key_props: dict[str, str] | None = None, key_schema: pa.Schema | None = None
+    ctx: WriteContext, key_props: dict[str, str] | None = None, key_schema: pa.Schema | None = None,
+    source: DirectSource | None = None,
 ) -> ArrowBatchFn:
     """``mapInArrow`` function streaming a task's rows into new file groups (bulk insert).
 
     With ``key_props`` the rows carry no keys yet and the task computes them (one pass over the data);
-    otherwise they already have ``_hoodie_record_key`` / ``_hoodie_partition_path``.
+    otherwise they already have ``_hoodie_record_key`` / ``_hoodie_partition_path``. With ``source`` the
+    function runs over ``spark.range(len(source.splits))``: each input row is a split ordinal, and the task reads
+    that split's parquet row groups itself (:func:`engine.formats.parquet_source.read_split`).
     """
     add_keys = add_keys_fn(key_props, key_schema) if key_props is not None and key_schema is not None else None
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         writer = BulkInsertWriter(ctx, current_task())
-        keyed = add_keys(batches) if add_keys is not None else batches
+        rows = batches if source is None else _read_splits(source, batches)
+        keyed = add_keys(rows) if add_keys is not None else rows
         for batch in keyed:
             writer.write(pa.Table.from_batches([batch]))
         yield stats_batch(writer.close())
 
     return run
+
+
+def _read_splits(source: DirectSource, ordinals: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in ordinals:
+        for ordinal in batch.column(0).to_pylist():
+            yield from read_split(source.storage, source.splits[ordinal], source.program)

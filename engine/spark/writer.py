@@ -50,6 +50,7 @@ from engine.spark.dup_policy import apply_dup_policy, insert_dup_policy
 from engine.spark.index import locate_keys, tag_buckets, tag_locations
 from engine.spark.key_columns import partition_path_column, record_key_column
 from engine.spark.schema import arrow_to_spark
+from engine.spark.source_scan import direct_parquet_source
 from engine.spark.task_errors import failure_summary, unwrap_task_error
 from engine.spark.task_slots import MAX_SLOTTED_BUCKETS, SLOT, slot_column
 from engine.table import Table
@@ -443,8 +444,14 @@ def _bulk_insert(
     keyless = is_keyless(conf)
     if not prepped and not keyless and mode == "NONE" and not combine and parallelism <= 0:
         # One pass: each task computes keys and writes (no shuffle, no second Arrow round trip).
-        fn = tasks.bulk_insert_fn(ctx, conf.as_dict(), _key_schema(table, table_schema, conf))
-        written = df.mapInArrow(fn, tasks.STATS_SCHEMA_DDL)
+        source = direct_parquet_source(df.sparkSession, df)
+        fn = tasks.bulk_insert_fn(ctx, conf.as_dict(), _key_schema(table, table_schema, conf), source)
+        if source is None:
+            written = df.mapInArrow(fn, tasks.STATS_SCHEMA_DDL)
+        else:
+            # The tasks read the source's parquet files themselves: no row crosses Spark's Arrow bridge.
+            splits = len(source.splits)
+            written = df.sparkSession.range(splits, numPartitions=splits).mapInArrow(fn, tasks.STATS_SCHEMA_DDL)
     else:
         keyed = df if prepped else add_keys(df, table, conf, table_schema, auto_key_instant=ctx.instant_time)
         if combine:

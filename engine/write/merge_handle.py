@@ -30,6 +30,7 @@ from engine.formats.base_file import (
     MIN_RECORD_KEY,
     BaseFileWriter,
     base_file_compression,
+    dictionary_columns,
     footer_bloom_filter,
     read_base_file_with_footer,
 )
@@ -113,7 +114,7 @@ def merge_file_group(
         stored_of = np.zeros(n_inc, dtype=np.int64)
         stored_of[inc_for_old[is_update_for_old]] = np.nonzero(is_update_for_old)[0]
         incoming = fill_nulls(incoming, old.take(pa.array(stored_of)), skip=META_FIELDS)
-    output, new_positions = _merged_rows(old, incoming, decision, file_name)
+    output, new_positions, _ = _merged_rows(old, incoming, decision, file_name)
     output = _with_fresh_seqnos(ctx, task, output, new_positions)
     # A merge that keeps every stored record extends the stored file's bloom filter and key range with the
     # inserted keys rather than hashing every key again (the filter then holds the same keys).
@@ -144,10 +145,12 @@ def merge_file_group(
     return [stat]
 
 
-def _merged_rows(old: pa.Table, incoming: pa.Table, decision: MergeDecision, file_name: str
-                 ) -> tuple[pa.Table, np.ndarray]:
+def _merged_rows(old: pa.Table, incoming: pa.Table, decision: MergeDecision, file_name: str | None
+                 ) -> tuple[pa.Table, np.ndarray, list[str]]:
     """The rows of the new base file in Hudi's order (stored order, updates in place, deletes dropped, inserts
-    last; ``_hoodie_file_name`` set to ``file_name``) and which of them this instant writes (bool per row).
+    last; ``_hoodie_file_name`` set to ``file_name``, or left as stored for a caller that replaces that column
+    itself when nothing is deleted), which of them this instant writes (bool per row), and the columns whose
+    stored values changed (``_hoodie_file_name`` aside; every column when records are deleted).
 
     Without deletes the stored rows keep their places: a column whose updated values equal the stored ones (an
     update that does not change it) is the stored column itself, the others get the updated values by mask;
@@ -155,17 +158,19 @@ def _merged_rows(old: pa.Table, incoming: pa.Table, decision: MergeDecision, fil
     n_old = old.num_rows
     names = old.column_names
     if decision.is_delete_for_old.any():
+        assert file_name is not None
         out_idx = decision.output_positions()
         combined = pa.concat_tables([old.set_column(names.index(FILE_NAME), FILE_NAME,
                                                     constant_column(file_name, n_old)), incoming])
-        return combined.take(pa.array(out_idx)), out_idx >= n_old
+        return combined.take(pa.array(out_idx)), out_idx >= n_old, [n for n in names if n != FILE_NAME]
     updated = np.nonzero(decision.is_update_for_old)[0]
     sources = pa.array(decision.inc_for_old[updated], pa.int64())
     mask = pa.array(decision.is_update_for_old)
     columns = []
+    changed = []
     for name, stored in zip(names, old.columns, strict=True):
         if name == FILE_NAME:
-            columns.append(constant_column(file_name, n_old))
+            columns.append(stored if file_name is None else constant_column(file_name, n_old))
             continue
         if not len(updated):
             columns.append(stored)
@@ -175,9 +180,10 @@ def _merged_rows(old: pa.Table, incoming: pa.Table, decision: MergeDecision, fil
             columns.append(stored)  # the update leaves this column as it is
         else:
             columns.append(pc.replace_with_mask(stored, mask, values.combine_chunks()))
+            changed.append(name)
     kept = pa.Table.from_arrays(columns, schema=old.schema)
     output = pa.concat_tables([kept, incoming.take(pa.array(decision.inserts, pa.int64()))])
-    return output, np.concatenate([decision.is_update_for_old, np.ones(len(decision.inserts), dtype=bool)])
+    return output, np.concatenate([decision.is_update_for_old, np.ones(len(decision.inserts), dtype=bool)]), changed
 
 
 def _with_fresh_seqnos(ctx: WriteContext, task: TaskIdentity, output: pa.Table, new_positions: np.ndarray) -> pa.Table:
@@ -203,16 +209,19 @@ def _copies_row_groups(ctx: WriteContext) -> bool:
 
 def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, records: pa.Table, task: TaskIdentity,
                              start: float) -> tuple[list[WriteStat] | None, MergeDecision | None]:
-    """:func:`merge_file_group` decoding only what changes: the stored file's key (and ordering) columns decide
+    """:func:`merge_file_group` encoding only what changes: the stored file's key (and ordering) columns decide
     each record's fate (:func:`engine.write.merge_decision.decide`); the row groups holding no updated or deleted
     record are copied as bytes, ``_hoodie_file_name`` re-encoded for the new file
-    (:mod:`engine.formats.parquet_splice`); the touched row groups (updates in place, deletes dropped) and the
-    inserts are encoded as one part after them.
+    (:mod:`engine.formats.parquet_splice`). When no stored record is deleted, a touched row group keeps its
+    place and copies the column chunks the updates leave as they are too: only the changed columns (the commit
+    time and sequence number among them) are encoded again, and the inserts follow as row groups of their own,
+    so the rows keep Hudi's order. With deletes, the touched row groups (updates in place, deletes dropped) and
+    the inserts are encoded as one part after the copied ones.
 
     Returns:
-        The write stat, or None when the file does not allow it (one row group, every row group touched, or a
-        layout the encoder would not reproduce, e.g. a file another writer made): the caller rewrites it whole,
-        reusing the decision (second item) when one was made.
+        The write stat, or None when the file does not allow it (one row group, every row group touched by a
+        merge that deletes, or a layout the encoder would not reproduce, e.g. a file another writer made): the
+        caller rewrites it whole, reusing the decision (second item) when one was made.
 
     Raises:
         WriteError: the stored base file cannot be read.
@@ -227,7 +236,7 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
         parquet = pq.ParquetFile(source)
         metadata = parquet.metadata
         groups = metadata.num_row_groups
-        if groups < 2 or FILE_NAME not in metadata.schema.names:
+        if groups < 1 or FILE_NAME not in metadata.schema.names:
             return None, None
         names = stored_columns_needed(ctx, records) or []
         wanted = pa.schema([ctx.file_schema.field(n) for n in names])
@@ -237,9 +246,10 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
         bounds = np.cumsum([0] + [metadata.row_group(g).num_rows for g in range(groups)])
         touched = decision.touched
         changed = [g for g in range(groups) if touched[bounds[g]:bounds[g + 1]].any()]
-        if len(changed) == groups:
+        in_place = not decision.is_delete_for_old.any()
+        if len(changed) == groups and not in_place or groups < 2 and not in_place:
             return None, decision
-        # Some row group is copied: only now is the footer decoded field by field.
+        # Some chunk is copied: only now is the footer decoded field by field.
         stored_footer = ParquetFooter.read(source, source.size(), path)
         kept = [g for g in range(groups) if g not in set(changed)]
         file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
@@ -248,41 +258,82 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
         part = (conform_table(parquet.read_row_groups(changed), ctx.file_schema, context=path) if changed
                 else ctx.file_schema.empty_table())
         incoming = with_meta_columns(ctx, records, file_name, pa.nulls(records.num_rows, pa.string()))
-        output, new_positions = _merged_rows(part, incoming, decision.restricted(rows), file_name)
+        output, new_positions, changed_columns = _merged_rows(part, incoming, decision.restricted(rows),
+                                                              None if in_place else file_name)
         output = _with_fresh_seqnos(ctx, task, output, new_positions)
         footer = {k.decode("utf-8"): v.decode("utf-8") for k, v in (parquet.metadata.metadata or {}).items()}
-        carried = None if decision.is_delete_for_old.any() else stored_key_index(ctx, footer, path)
+        carried = None if not in_place else stored_key_index(ctx, footer, path)
+        touched_rows = len(rows) if in_place else 0  # the touched groups' rows, spliced column by column
         sink = io.BytesIO()
         writer = BaseFileWriter(ctx.storage, file_name, ctx.file_schema, ctx.avro_schema, ctx.conf, sink=sink)
+        rest = output.slice(touched_rows)
         if carried is not None:
             writer.continue_keys(*carried)
-            writer.write(output, new_keys=decision.incoming_keys.take(pa.array(decision.inserts, pa.int64())))
+            writer.write(rest, new_keys=decision.incoming_keys.take(pa.array(decision.inserts, pa.int64())))
         else:
-            copied_rows = np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in kept])
-            writer.track_keys(decision.stored_keys.take(pa.array(copied_rows)))
-            writer.write(output)
+            copied_rows = [np.arange(bounds[g], bounds[g + 1]) for g in (range(groups) if in_place else kept)]
+            writer.track_keys(decision.stored_keys.take(pa.array(np.concatenate(copied_rows))))
+            writer.write(rest if in_place else output)
         writer.close()
         part_footer = ParquetFooter.read(sink, sink.tell(), f"{file_name} (rewritten rows)")
         if not part_footer.same_layout(stored_footer):
             return None, decision
         column = stored_footer.column_names.index(FILE_NAME)
         name_chunks: dict[int, tuple[io.BytesIO, ColumnChunk]] = {}
-        for g in kept:
+        for g in (range(groups) if in_place else kept):
             count = stored_footer.num_rows(g)
             if count not in name_chunks:
                 name_chunks[count] = _file_name_chunk(ctx, file_name, count)
-        parts = [GroupSource(source, stored_footer, g, ((column, *name_chunks[stored_footer.num_rows(g)]),))
-                 for g in kept]
+        replaced: dict[int, list[tuple[int, io.BytesIO, ColumnChunk]]] = {}
+        if in_place and changed:
+            chunks = _changed_chunks(ctx, output.slice(0, touched_rows), changed_columns,
+                                     [stored_footer.num_rows(g) for g in changed], stored_footer, changed)
+            if chunks is None:
+                return None, decision
+            replaced = chunks
+        parts = [GroupSource(source, stored_footer, g,
+                             ((column, *name_chunks[stored_footer.num_rows(g)]), *replaced.get(g, ())))
+                 for g in (range(groups) if in_place else kept)]
         parts += [GroupSource(sink, part_footer, g) for g in range(len(part_footer.row_groups))]
         target = start_base_file(ctx, existing.partition_path, file_name, IOType.MERGE, task)
         with ctx.storage.open_output(target) as out:
             size = assemble(out, parts, part_footer)
     elapsed = int((time.monotonic() - start) * 1000)
-    total = int(sum(stored_footer.num_rows(g) for g in kept)) + output.num_rows
-    logger.debug("merged %s: %d of %d row groups copied", target, len(kept), groups)
+    total = int(bounds[-1]) - int(decision.is_delete_for_old.sum()) + len(decision.inserts)
+    logger.debug("merged %s: %d of %d row groups copied whole, %d with %d changed column(s) re-encoded",
+                 target, len(kept), groups, len(changed) if in_place else 0, len(changed_columns))
     return [write_stat(ctx, existing.partition_path, existing.file_id, file_name, existing.base_instant, size,
                        writes=total, inserts=len(decision.inserts), updates=int(decision.is_update_for_old.sum()),
                        deletes=int(decision.is_delete_for_old.sum()), elapsed_ms=elapsed)], decision
+
+
+def _changed_chunks(ctx: WriteContext, rows: pa.Table, columns: list[str], counts: list[int],
+                    stored_footer: ParquetFooter, groups: list[int]
+                    ) -> dict[int, list[tuple[int, io.BytesIO, ColumnChunk]]] | None:
+    """The chunks standing in for ``columns`` in the touched row groups ``groups`` (``counts`` rows each, their
+    merged values in ``rows``, in order): one row group per touched group, encoded as the base file writer
+    encodes (compression, page size, dictionary choice, statistics). None when the encoded columns are not
+    declared as the stored file declares them."""
+    names = [n for n in columns if n != FILE_NAME]
+    if not names:
+        return {}
+    schema = pa.schema([ctx.file_schema.field(n) for n in names])
+    sink = io.BytesIO()
+    with pq.ParquetWriter(sink, schema, compression=base_file_compression(ctx.conf),
+                          data_page_size=ctx.conf.get(WriteConfig.PARQUET_PAGE_SIZE),
+                          use_dictionary=dictionary_columns(schema), store_schema=False,
+                          write_statistics=True) as writer:
+        offset = 0
+        for count in counts:
+            writer.write_table(rows.slice(offset, count).select(names), row_group_size=max(1, count))
+            offset += count
+    footer = ParquetFooter.read(sink, sink.tell(), "re-encoded columns")
+    stored_names = stored_footer.column_names
+    indexes = [stored_names.index(n) if n in stored_names else -1 for n in names]
+    if -1 in indexes or not all(stored_footer.same_leaf(i, footer, j) for j, i in enumerate(indexes)):
+        return None
+    return {g: [(indexes[j], sink, chunk) for j, chunk in enumerate(footer.chunks(k))]
+            for k, g in enumerate(groups)}
 
 
 def _file_name_chunk(ctx: WriteContext, file_name: str, rows: int) -> tuple[io.BytesIO, ColumnChunk]:

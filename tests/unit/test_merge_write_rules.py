@@ -148,7 +148,8 @@ def test_dedupe_per_stored_copy_keeps_one_record_per_key_and_copy() -> None:
     assert sorted(dedupe_by_key(data, "ts").column("v").to_pylist()) == ["c", "d"]
 
 
-@pytest.mark.parametrize("case", ["updates-and-inserts", "deletes", "ordering-keeps-stored", "nothing-touched"])
+@pytest.mark.parametrize("case", ["updates-and-inserts", "deletes", "ordering-keeps-stored", "nothing-touched",
+                                  "every-group-updated", "deletes-in-every-group", "update-keeps-a-column"])
 def test_merging_by_copying_row_groups_writes_the_rows_a_whole_rewrite_writes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
     """A stored file of several row groups: untouched groups are copied as bytes (new _hoodie_file_name), the
@@ -171,7 +172,19 @@ def test_merging_by_copying_row_groups_writes_the_rows_a_whole_rewrite_writes(
         "deletes": records([("k0500", 6, "x"), ("n2", 1, "new")], deleted=[True, False]),
         "ordering-keeps-stored": records([("k0700", 1, "older"), ("n3", 1, "new")]),
         "nothing-touched": records([("n4", 1, "new")]),
+        "every-group-updated": records([(f"k{i:04d}", 6, f"u{i}") for i in range(0, 1000, 7)] + [("n5", 1, "new")]),
+        "deletes-in-every-group": records([(f"k{i:04d}", 6, "x") for i in range(0, 1000, 7)],
+                                          deleted=[True] * len(range(0, 1000, 7))),
+        "update-keeps-a-column": records([("k0020", 9, "v20"), ("k0900", 9, "v900")]),
     }[case]
+    encoded_columns: list[list[str]] = []
+    chunks = handles._changed_chunks
+
+    def spy_chunks(*args: object) -> object:
+        encoded_columns.append(list(args[2]))  # type: ignore[arg-type]
+        return chunks(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(handles, "_changed_chunks", spy_chunks)
     outputs = []
     copied_by_bytes: list[object] = []
     copying = handles.merge_copying_row_groups
@@ -191,9 +204,19 @@ def test_merging_by_copying_row_groups_writes_the_rows_a_whole_rewrite_writes(
         assert {r["_hoodie_file_name"] for r in rows} == {file.rsplit("/", 1)[1]}
         footer = read_footer(later.storage, file)
         outputs.append((merged, rows, footer))
-    assert len(copied_by_bytes) == 1 and copied_by_bytes[0][0] is not None  # type: ignore[index]  # copied
     (copied, copied_rows, copied_footer), (whole, whole_rows, whole_footer) = outputs
     key = "_hoodie_record_key"
+    if case == "deletes-in-every-group":  # every row group touched by a delete: the whole file is rewritten
+        assert len(copied_by_bytes) == 1 and copied_by_bytes[0][0] is None  # type: ignore[index]
+        return
+    assert len(copied_by_bytes) == 1 and copied_by_bytes[0][0] is not None  # type: ignore[index]  # copied
+    if case != "deletes":  # updates in place: Hudi's row order, touched groups splice their changed columns only
+        assert [{k: v for k, v in r.items() if k != "_hoodie_file_name"} for r in copied_rows] \
+            == [{k: v for k, v in r.items() if k != "_hoodie_file_name"} for r in whole_rows]
+    if case == "update-keeps-a-column":
+        assert encoded_columns == [["_hoodie_commit_time", "_hoodie_commit_seqno", "ts"]]
+    if case == "every-group-updated":
+        assert encoded_columns == [["_hoodie_commit_time", "_hoodie_commit_seqno", "ts", "v"]]
     assert [{k: v for k, v in r.items() if k != "_hoodie_file_name"} for r in sorted(copied_rows, key=lambda r: r[key])] \
         == [{k: v for k, v in r.items() if k != "_hoodie_file_name"} for r in sorted(whole_rows, key=lambda r: r[key])]
     for field in ("num_writes", "num_inserts", "num_update_writes", "num_deletes"):
