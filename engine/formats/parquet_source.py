@@ -101,10 +101,6 @@ class ParquetSplit:
 
     parts: tuple[tuple[str, tuple[int, ...]], ...]
 
-    @property
-    def files(self) -> int:
-        return len(self.parts)
-
 
 @dataclass(frozen=True)
 class ScanProgram:
@@ -207,9 +203,8 @@ def row_group_sizes(storage: Storage, path: str) -> tuple[pa.Schema, list[int], 
     source = storage.open_input(path)
     try:
         meta = pq.read_metadata(source)
-        sizes = [meta.row_group(i).total_byte_size if meta.row_group(i).num_columns == 0 else
-                 sum(meta.row_group(i).column(c).total_compressed_size for c in range(meta.row_group(i).num_columns))
-                 for i in range(meta.num_row_groups)]
+        sizes = [sum(group.column(c).total_compressed_size for c in range(group.num_columns))
+                 for group in (meta.row_group(i) for i in range(meta.num_row_groups))]
         return meta.schema.to_arrow_schema(), sizes, dict(meta.metadata or {})
     except (pa.ArrowException, OSError) as exc:
         raise StorageError(f"cannot read the parquet footer of '{path}': {exc}") from exc

@@ -127,26 +127,7 @@ def _analyse(spark: SparkSession, df: DataFrame) -> DirectSource:
     if len(files) > MAX_FILES:
         raise _Unsupported(f"{len(files)} files")
     storage = Storage.for_uri(files[0])
-    used = translate.used
-    sized: list[tuple[str, list[int]]] = []
-    file_schema: pa.Schema | None = None
-    for path in files:
-        schema, sizes, meta = row_group_sizes(storage, path)
-        if any(key in meta for key in _LEGACY_CALENDAR_KEYS):
-            raise _Unsupported(f"{path} was written with Spark's legacy calendar")
-        for column, spark_type in used.items():
-            index = schema.get_field_index(column)
-            if index < 0:
-                raise _Unsupported(f"{path} has no column {column}")
-            if schema.field(index).type != spark_to_arrow_type(spark_type, timezone):
-                raise _Unsupported(f"{path}: column {column} is {schema.field(index).type}")
-        file_schema = schema if file_schema is None else file_schema
-        if not schema.equals(file_schema):
-            file_schema_columns = {f.name: f.type for f in file_schema}
-            if any(schema.field(c).type != file_schema_columns.get(c) for c in used):
-                raise _Unsupported("files differ in their columns' types")
-        sized.append((path, sizes))
-    assert file_schema is not None
+    sized, file_schema = _sized_files(storage, files, translate.used, timezone)
     try:
         produced = result_schema(outputs, file_schema)
     except (pa.ArrowException, ValueError, TypeError) as exc:
@@ -162,6 +143,34 @@ def _analyse(spark: SparkSession, df: DataFrame) -> DirectSource:
     program = ScanProgram(tuple(outputs), predicate, expected)
     logger.info("write source: %d parquet files in %d splits read directly by the tasks", len(files), len(splits))
     return DirectSource(storage, program, tuple(splits))
+
+
+def _sized_files(storage: Storage, files: list[str], used: dict[str, DataType], timezone: str
+                 ) -> tuple[list[tuple[str, list[int]]], pa.Schema]:
+    """Per file its row groups' compressed sizes, and the first file's Arrow schema, after checking from each
+    footer that every column the program reads is there with the type Spark reads it as.
+
+    Raises:
+        _Unsupported: a file lacks a column or holds it as another type, or uses Spark's legacy calendar.
+        EngineError: a footer cannot be read.
+    """
+    sized: list[tuple[str, list[int]]] = []
+    wanted = {column: spark_to_arrow_type(spark_type, timezone) for column, spark_type in used.items()}
+    first: pa.Schema | None = None
+    for path in files:
+        schema, sizes, meta = row_group_sizes(storage, path)
+        if any(key in meta for key in _LEGACY_CALENDAR_KEYS):
+            raise _Unsupported(f"{path} was written with Spark's legacy calendar")
+        for column, arrow_type in wanted.items():
+            index = schema.get_field_index(column)
+            if index < 0:
+                raise _Unsupported(f"{path} has no column {column}")
+            if schema.field(index).type != arrow_type:
+                raise _Unsupported(f"{path}: column {column} is {schema.field(index).type}")
+        first = schema if first is None else first
+        sized.append((path, sizes))
+    assert first is not None
+    return sized, first
 
 
 def split_count(total: int, parallelism: int, max_bytes: int) -> int:

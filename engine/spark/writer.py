@@ -7,7 +7,8 @@ One entry point, :func:`write_dataframe`, serves INSERT, bulk insert, upsert, de
    is rolled back;
 2. add record keys and partition paths (executors, ``mapInArrow``), unless the input is *prepped*
    (already carries ``_hoodie_record_key``, ``_hoodie_partition_path`` and ``_hoodie_file_id``);
-3. bulk insert: executors stream rows into new file groups; otherwise tag records with the simple index
+3. bulk insert: executors stream rows into new file groups (a source that is a plain parquet scan is read by
+   the writing tasks themselves, :mod:`engine.spark.source_scan`); otherwise tag records with the simple index
    (a Spark join with the keys of the latest base files of the touched partitions), count them per file
    group (the workload profile: counts only reach the driver), plan buckets, route records to them (a
    Spark expression, :mod:`engine.spark.bucket_column`) and write one file group per bucket
