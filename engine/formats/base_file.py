@@ -161,6 +161,22 @@ def dictionary_columns(file_schema: pa.Schema) -> list[str]:
             if schema.column(i).path not in _NO_DICTIONARY]
 
 
+def open_parquet_writer(sink: Any, file_schema: pa.Schema, conf: HoodieConfig) -> pq.ParquetWriter:
+    """A pyarrow writer of ``file_schema`` encoding as every base file is encoded: the codec of
+    ``hoodie.parquet.compression.codec``, pages of ``hoodie.parquet.page.size``, dictionaries as
+    :func:`dictionary_columns` chooses, statistics, no Arrow schema in the footer. Column chunks written by it can
+    stand in for a base file's own (:mod:`engine.formats.parquet_splice`).
+
+    Raises:
+        ConfigError: an unknown codec.
+        pyarrow.ArrowException, OSError: the sink cannot be written.
+    """
+    return pq.ParquetWriter(sink, file_schema, compression=base_file_compression(conf),
+                            data_page_size=conf.get(WriteConfig.PARQUET_PAGE_SIZE),
+                            use_dictionary=dictionary_columns(file_schema), store_schema=False,
+                            write_statistics=True)
+
+
 class BaseFileWriter:
     """Writes one parquet base file (Hudi ``HoodieAvroParquetWriter``).
 
@@ -226,15 +242,7 @@ class BaseFileWriter:
         self._external_sink = sink is not None
         self._sink: Any = sink if sink is not None else storage.open_output(path)
         try:
-            self._writer = pq.ParquetWriter(
-                self._sink,
-                self._file_schema,
-                compression=compression,
-                data_page_size=conf.get(WriteConfig.PARQUET_PAGE_SIZE),
-                use_dictionary=dictionary_columns(self._file_schema),
-                store_schema=False,
-                write_statistics=True,
-            )
+            self._writer = open_parquet_writer(self._sink, self._file_schema, conf)
         except (pa.ArrowException, OSError) as exc:
             if not self._external_sink:
                 self._sink.close()

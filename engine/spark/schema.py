@@ -14,9 +14,10 @@ from engine.schema.history import table_internal_schema
 from engine.table import Table
 
 
-def spark_to_arrow(schema: StructType) -> pa.Schema:
-    """Arrow schema of a Spark schema (``TIMESTAMP`` → ``timestamp[us, tz=UTC]``)."""
-    return to_arrow_schema(schema, timezone="UTC")
+def spark_to_arrow(schema: StructType, timezone: str = "UTC") -> pa.Schema:
+    """Arrow schema of a Spark schema (``TIMESTAMP`` → ``timestamp[us, tz=<timezone>]``; Spark's Arrow bridge
+    uses the session time zone)."""
+    return to_arrow_schema(schema, timezone=timezone)
 
 
 def arrow_to_spark(schema: pa.Schema) -> StructType:

@@ -120,7 +120,7 @@ def _analyse(spark: SparkSession, df: DataFrame) -> DirectSource:
     names = [n for n, _ in outputs]
     if len(set(names)) != len(names) or names != list(df.columns):
         raise _Unsupported("output columns differ from the DataFrame's")
-    expected = spark_to_arrow_types(df, timezone)
+    expected = spark_to_arrow(df.schema, timezone)  # what Spark's bridge would hand the tasks
     files = list(relation.location().inputFiles())
     if not files:
         raise _Unsupported("no input files")
@@ -183,24 +183,9 @@ def split_count(total: int, parallelism: int, max_bytes: int) -> int:
     return -(-splits // slots) * slots
 
 
-def spark_to_arrow_types(df: DataFrame, timezone: str) -> pa.Schema:
-    """The Arrow schema Spark's bridge gives ``df``'s rows in (timestamps in the session time zone)."""
-    return _bridge_schema(df.schema, timezone)
-
-
 def spark_to_arrow_type(spark_type: DataType, timezone: str) -> pa.DataType:
-    """The Arrow type Spark's bridge gives a value of ``spark_type`` in."""
-    return _bridge_schema(StructType([StructField("c", spark_type)]), timezone).field(0).type
-
-
-def _bridge_schema(schema: StructType, timezone: str) -> pa.Schema:
-    arrow = spark_to_arrow(schema)
-    return arrow if timezone == "UTC" else _with_timezone(arrow, timezone)
-
-
-def _with_timezone(schema: pa.Schema, timezone: str) -> pa.Schema:
-    return pa.schema([f.with_type(pa.timestamp(f.type.unit, tz=timezone))
-                      if pa.types.is_timestamp(f.type) and f.type.tz is not None else f for f in schema])
+    """The Arrow type Spark's bridge gives a value of ``spark_type`` in (timestamps in ``timezone``)."""
+    return spark_to_arrow(StructType([StructField("c", spark_type)]), timezone).field(0).type
 
 
 def _same_values(got: pa.DataType, want: pa.DataType) -> bool:

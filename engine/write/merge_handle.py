@@ -29,9 +29,8 @@ from engine.formats.base_file import (
     MAX_RECORD_KEY,
     MIN_RECORD_KEY,
     BaseFileWriter,
-    base_file_compression,
-    dictionary_columns,
     footer_bloom_filter,
+    open_parquet_writer,
     read_base_file_with_footer,
 )
 from engine.formats.bloom import BloomFilter, DynamicBloomFilter, bloom_filter_from_config
@@ -247,11 +246,12 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
         touched = decision.touched
         changed = [g for g in range(groups) if touched[bounds[g]:bounds[g + 1]].any()]
         in_place = not decision.is_delete_for_old.any()
-        if len(changed) == groups and not in_place or groups < 2 and not in_place:
-            return None, decision
+        if not in_place and len(changed) == groups:
+            return None, decision  # deletes touch every row group: nothing to copy
         # Some chunk is copied: only now is the footer decoded field by field.
         stored_footer = ParquetFooter.read(source, source.size(), path)
         kept = [g for g in range(groups) if g not in set(changed)]
+        spliced = list(range(groups)) if in_place else kept  # the stored row groups placed in the new file
         file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
         rows = (np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in changed]) if changed
                 else np.zeros(0, dtype=np.int64))
@@ -271,16 +271,16 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
             writer.continue_keys(*carried)
             writer.write(rest, new_keys=decision.incoming_keys.take(pa.array(decision.inserts, pa.int64())))
         else:
-            copied_rows = [np.arange(bounds[g], bounds[g + 1]) for g in (range(groups) if in_place else kept)]
-            writer.track_keys(decision.stored_keys.take(pa.array(np.concatenate(copied_rows))))
-            writer.write(rest if in_place else output)
+            copied_rows = np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in spliced])
+            writer.track_keys(decision.stored_keys.take(pa.array(copied_rows, pa.int64())))
+            writer.write(rest)
         writer.close()
         part_footer = ParquetFooter.read(sink, sink.tell(), f"{file_name} (rewritten rows)")
         if not part_footer.same_layout(stored_footer):
             return None, decision
         column = stored_footer.column_names.index(FILE_NAME)
         name_chunks: dict[int, tuple[io.BytesIO, ColumnChunk]] = {}
-        for g in (range(groups) if in_place else kept):
+        for g in spliced:
             count = stored_footer.num_rows(g)
             if count not in name_chunks:
                 name_chunks[count] = _file_name_chunk(ctx, file_name, count)
@@ -293,7 +293,7 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
             replaced = chunks
         parts = [GroupSource(source, stored_footer, g,
                              ((column, *name_chunks[stored_footer.num_rows(g)]), *replaced.get(g, ())))
-                 for g in (range(groups) if in_place else kept)]
+                 for g in spliced]
         parts += [GroupSource(sink, part_footer, g) for g in range(len(part_footer.row_groups))]
         target = start_base_file(ctx, existing.partition_path, file_name, IOType.MERGE, task)
         with ctx.storage.open_output(target) as out:
@@ -319,10 +319,7 @@ def _changed_chunks(ctx: WriteContext, rows: pa.Table, columns: list[str], count
         return {}
     schema = pa.schema([ctx.file_schema.field(n) for n in names])
     sink = io.BytesIO()
-    with pq.ParquetWriter(sink, schema, compression=base_file_compression(ctx.conf),
-                          data_page_size=ctx.conf.get(WriteConfig.PARQUET_PAGE_SIZE),
-                          use_dictionary=dictionary_columns(schema), store_schema=False,
-                          write_statistics=True) as writer:
+    with open_parquet_writer(sink, schema, ctx.conf) as writer:
         offset = 0
         for count in counts:
             writer.write_table(rows.slice(offset, count).select(names), row_group_size=max(1, count))
@@ -341,9 +338,7 @@ def _file_name_chunk(ctx: WriteContext, file_name: str, rows: int) -> tuple[io.B
     encodes that column (its compression, dictionary encoding)."""
     sink = io.BytesIO()
     field = ctx.file_schema.field(FILE_NAME)
-    with pq.ParquetWriter(sink, pa.schema([field]), compression=base_file_compression(ctx.conf),
-                          data_page_size=ctx.conf.get(WriteConfig.PARQUET_PAGE_SIZE), store_schema=False,
-                          write_statistics=True) as writer:
+    with open_parquet_writer(sink, pa.schema([field]), ctx.conf) as writer:
         writer.write_table(pa.table([constant_column(file_name, rows)], schema=pa.schema([field])), row_group_size=rows)
     footer = ParquetFooter.read(sink, sink.tell(), f"{file_name} (file name column)")
     return sink, footer.chunks(0)[0]
