@@ -249,6 +249,31 @@ class Storage:
             mtime_ms=int(mtime // 1_000_000) if mtime is not None else 0,
         )
 
+    _LISTING_ATTEMPTS = 3
+
+    def _select(self, path: str, recursive: bool) -> list[pafs.FileInfo]:
+        """Entries below ``path`` (``[]`` when it does not exist). A local listing reads a directory's names
+        and then stats each; an entry another writer renames or deletes in between (a partition metafile's
+        temporary file, a marker) fails that stat, so the listing is taken again, up to
+        :attr:`_LISTING_ATTEMPTS` times: a listing is a snapshot of a directory other writers change.
+
+        Raises:
+            StorageError: ``path`` is a file, or the listing failed every attempt.
+        """
+        selector = pafs.FileSelector(self._p(path), allow_not_found=True, recursive=recursive)
+        how = " recursively" if recursive else ""
+        for attempt in range(1, self._LISTING_ATTEMPTS + 1):
+            try:
+                return list(self.fs.get_file_info(selector))
+            except FileNotFoundError as exc:
+                if attempt == self._LISTING_ATTEMPTS:
+                    raise StorageError(f"cannot list '{path}'{how}: entries kept vanishing while it was "
+                                       f"listed ({exc})") from exc
+                LOG.debug("an entry of '%s' vanished while it was listed; listing again", path)
+            except (OSError, pa.ArrowException) as exc:
+                raise StorageError(f"cannot list '{path}'{how}: {exc}") from exc
+        raise AssertionError("unreachable")
+
     def list_dir(self, path: str) -> list[FileInfo]:
         """Direct children of the directory ``path`` (files and directories), sorted by name.
 
@@ -257,20 +282,12 @@ class Storage:
         Raises:
             StorageError: ``path`` is a file or listing failed.
         """
-        selector = pafs.FileSelector(self._p(path), allow_not_found=True, recursive=False)
-        try:
-            infos = self.fs.get_file_info(selector)
-        except (OSError, pa.ArrowException) as exc:
-            raise StorageError(f"cannot list '{path}': {exc}") from exc
+        infos = self._select(path, recursive=False)
         return sorted((self._to_file_info(path, i) for i in infos), key=lambda f: f.name)
 
     def list_files_recursive(self, path: str) -> list[FileInfo]:
         """Every *file* (not directory) below ``path``, recursively, sorted by path; ``[]`` if missing."""
-        selector = pafs.FileSelector(self._p(path), allow_not_found=True, recursive=True)
-        try:
-            infos = self.fs.get_file_info(selector)
-        except (OSError, pa.ArrowException) as exc:
-            raise StorageError(f"cannot list '{path}' recursively: {exc}") from exc
+        infos = self._select(path, recursive=True)
         files = [self._to_file_info(path, i) for i in infos if i.type == pafs.FileType.File]
         return sorted(files, key=lambda f: f.path)
 

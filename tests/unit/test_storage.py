@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
@@ -169,3 +170,53 @@ def test_pickle_round_trip(root: str) -> None:
     assert isinstance(clone, Storage)
     assert clone.read_bytes(clone.join(root, "f")) == b"data"
     assert clone.is_local
+
+
+
+class _RacingHandler(pafs.FileSystemHandler):
+    """A local filesystem whose first ``failures`` listings fail as Arrow's local listing does when a folder
+    is created by another task between its failed ``opendir`` and its existence check."""
+
+    def __init__(self, failures: int) -> None:
+        self.local = pafs.LocalFileSystem()
+        self.failures = failures
+        self.listings = 0
+
+    def get_type_name(self) -> str:
+        return "racing"
+
+    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
+        return self.local.get_file_info(paths)
+
+    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        self.listings += 1
+        if self.listings <= self.failures:
+            raise FileNotFoundError(f"[Errno 2] Cannot list directory '{selector.base_dir}'")
+        return self.local.get_file_info(selector)
+
+    def normalize_path(self, path: str) -> str:
+        return path
+
+    def _unused(self, *args: object) -> None:
+        raise NotImplementedError("the listing test only lists")
+
+    copy_file = create_dir = delete_dir = delete_dir_contents = delete_file = _unused
+    delete_root_dir_contents = move = open_append_stream = open_input_file = open_input_stream = _unused
+    open_output_stream = _unused
+
+
+def test_listing_is_taken_again_when_the_folder_appears_while_it_is_listed(tmp_path: Path) -> None:
+    """Two tasks creating file groups in one new partition: one lists the partition's folder while the other
+    creates it. Arrow then reports the folder missing although it exists; the listing is taken again."""
+    (tmp_path / "p=b").mkdir()
+    (tmp_path / "p=b" / "f.parquet").write_bytes(b"x")
+    handler = _RacingHandler(failures=2)
+    storage = Storage(str(tmp_path), pafs.PyFileSystem(handler))
+    assert [f.name for f in storage.list_dir(str(tmp_path / "p=b"))] == ["f.parquet"]
+    assert handler.listings == 3
+    handler.failures, handler.listings = 1, 0
+    assert [f.name for f in storage.list_files_recursive(str(tmp_path))] == ["f.parquet"]
+    handler.failures, handler.listings = 5, 0
+    with pytest.raises(StorageError, match=r"p=b.*kept vanishing"):
+        storage.list_dir(str(tmp_path / "p=b"))
+    assert handler.listings == 3
