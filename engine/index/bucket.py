@@ -116,23 +116,31 @@ def bucket_ids(keys: pa.Array | pa.ChunkedArray, hash_fields: Sequence[str], num
     if keys.null_count:
         raise InvalidRecordKey("a record key is null: it cannot be hashed to a bucket")
     out = np.empty(n, dtype=np.int64)
-    simple = np.asarray(pc.and_(pc.equal(pc.binary_length(keys), pc.utf8_length(keys)),
-                                pc.invert(pc.match_substring_regex(keys, "[:,]"))).to_numpy(zero_copy_only=False), dtype=bool)
+    ascii_ = np.asarray(pc.equal(pc.binary_length(keys), pc.utf8_length(keys)).to_numpy(zero_copy_only=False),
+                        dtype=bool)
+    plain = np.asarray(pc.invert(pc.match_substring_regex(keys, "[:,]")).to_numpy(zero_copy_only=False), dtype=bool)
+    simple = ascii_ & plain
     if simple.any():
         chosen = keys.filter(pa.array(simple)) if not simple.all() else keys
         out[simple] = _ascii_hashes(chosen)  # a key without ',' (nor ':') hashes as [key]
-    for i in np.nonzero(~simple)[0].tolist():
+    # Composite keys (``f1:v1,f2:v2``) of ASCII text, split as Java splits them; a trailing ',' (Java drops
+    # trailing empty parts) and non-ASCII text go one by one.
+    split = ascii_ & ~plain & ~np.asarray(pc.ends_with(keys, ",").to_numpy(zero_copy_only=False), dtype=bool)
+    if split.any():
+        out[split] = _composite_hashes(keys.filter(pa.array(split)), hash_fields)
+    for i in np.nonzero(~(simple | split))[0].tolist():
         out[i] = java_list_hash(hash_keys(keys[i].as_py(), hash_fields))
     return pa.array(((out & _POSITIVE) % num_buckets).astype(np.int32), pa.int32())
 
 
-def _ascii_hashes(keys: pa.Array) -> np.ndarray:
-    """Java ``List.hashCode`` of ``[key]`` for ASCII keys (one UTF-16 unit per byte), vectorized."""
-    offsets = np.frombuffer(keys.buffers()[1], dtype=np.int64)[keys.offset: keys.offset + len(keys) + 1]
-    data = np.frombuffer(keys.buffers()[2], dtype=np.uint8)[offsets[0]: offsets[-1]].astype(np.uint64)
+def _string_hashes(values: pa.Array) -> np.ndarray:
+    """Java ``String.hashCode`` of each ASCII ``large_string`` value (one UTF-16 unit per byte), as ``uint64``
+    holding the unsigned 32-bit hash; vectorized over the Arrow buffers."""
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[values.offset: values.offset + len(values) + 1]
+    data = np.frombuffer(values.buffers()[2], dtype=np.uint8)[offsets[0]: offsets[-1]].astype(np.uint64)
     offsets = offsets - offsets[0]
     lengths = np.diff(offsets)
-    hashes = np.zeros(len(keys), dtype=np.uint64)
+    hashes = np.zeros(len(values), dtype=np.uint64)
     if len(data):
         # String.hashCode = sum(unit_i * 31^(len-1-i)) mod 2^32: each byte's power from its distance to the end.
         ends = np.repeat(offsets[1:], lengths)
@@ -142,7 +150,52 @@ def _ascii_hashes(keys: pa.Array) -> np.ndarray:
         nonempty = lengths > 0
         sums = np.add.reduceat(terms, offsets[:-1][nonempty])
         hashes[nonempty] = sums & _MASK32
-    return ((31 + hashes) & _MASK32).astype(np.int64)
+    return hashes
+
+
+def _ascii_hashes(keys: pa.Array) -> np.ndarray:
+    """Java ``List.hashCode`` of ``[key]`` for ASCII keys, vectorized."""
+    return ((31 + _string_hashes(keys)) & _MASK32).astype(np.int64)
+
+
+_KEY_PART = r"(?s)^(?P<field>[^:]*):(?P<value>.*)$"
+
+
+def _composite_hashes(keys: pa.Array, hash_fields: Sequence[str]) -> np.ndarray:
+    """Java ``List.hashCode`` of :func:`hash_keys` of each ASCII ``large_string`` key that does not end with
+    ``,``, vectorized: the keys are split on ``,``, each part on its first ``:``, the kept values hashed at once
+    and each key's list hash summed as ``31^m + sum(h_i * 31^(m-1-i))`` (mod 2^32) over its ``m`` kept
+    values."""
+    parts = pc.split_pattern(keys, ",")
+    part_offsets = np.asarray(parts.offsets, dtype=np.int64)
+    part_offsets = part_offsets - part_offsets[0]
+    flat = parts.flatten()
+    pieces = pc.extract_regex(flat, _KEY_PART)
+    has_field = np.asarray(pieces.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    field, value = pieces.field("field"), pieces.field("value")
+    if hash_fields:
+        wanted = np.asarray(pc.fill_null(pc.is_in(field, pa.array(list(hash_fields), field.type)), False)
+                            .to_numpy(zero_copy_only=False), dtype=bool)
+        kept = ~has_field | wanted
+    else:
+        kept = np.ones(len(flat), dtype=bool)
+    values = pc.if_else(pa.array(has_field), value, flat).cast(pa.large_string())
+    hashes = _string_hashes(values)
+    placeholder = has_field & np.asarray(pc.fill_null(pc.is_in(
+        value, pa.array([NULL_RECORDKEY_PLACEHOLDER, EMPTY_RECORDKEY_PLACEHOLDER], value.type)), False)
+        .to_numpy(zero_copy_only=False), dtype=bool)
+    hashes[placeholder] = 0  # null hashes to 0, and so does ""
+    lengths = np.diff(part_offsets)
+    owner = np.repeat(np.arange(len(keys)), lengths)
+    kept_before = np.concatenate([[0], np.cumsum(kept)])
+    counts = kept_before[part_offsets[1:]] - kept_before[part_offsets[:-1]]
+    rank = kept_before[:-1] - kept_before[part_offsets[:-1]][owner]
+    powers = _powers_of_31(int(counts.max()) + 1)
+    exponent = np.where(kept, counts[owner] - 1 - rank, 0)
+    terms = np.where(kept, (hashes * powers[exponent]) & _MASK32, 0).astype(np.uint64)
+    summed = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(terms, dtype=np.uint64)])
+    sums = summed[part_offsets[1:]] - summed[part_offsets[:-1]]  # wraps mod 2^64, exact mod 2^32
+    return ((powers[counts] + sums) & _MASK32).astype(np.int64)
 
 
 def _powers_of_31(count: int) -> np.ndarray:

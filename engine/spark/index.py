@@ -23,11 +23,9 @@ from engine.index.simple import KeyedFile, balanced_groups, files_to_index
 from engine.spark import tasks
 from engine.spark.schema import column
 from engine.table import Table
-from engine.write.prepare import FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
+from engine.write.prepare import BUCKET_ID, FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
 
 BLOOM_INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM")
-BUCKET_ID = "_hoodie_bucket_id"
-"""Column of a record's bucket number while the bucket index tags it."""
 STORED_PARTITION = "_hoodie_stored_partition_path"
 """Column of the partition path where a global index found a key, while it tags."""
 _COPY = "_hoodie_partition_move_copy"

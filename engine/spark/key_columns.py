@@ -9,7 +9,7 @@ Spark SQL TIMESTAMP partition rewrite) returns ``None`` and the caller falls bac
 generator, which covers every case.
 
 A null or empty record key fails the query with ``InvalidRecordKey: ...`` naming the field and the row's
-key values (Spark's ``raise_error``); :func:`engine.spark.writer.unwrap_task_error` turns it back into
+key values (Spark's ``raise_error``); :func:`engine.spark.task_errors.unwrap_task_error` turns it back into
 :class:`engine.errors.InvalidRecordKey` on the driver. Likewise a string partition value whose folder would
 leave the table or is not a valid folder name fails with ``UnsafePartitionPath: ...``
 (:mod:`engine.partition_path`, the same regex the Python key generator applies).

@@ -4,7 +4,7 @@ with ``ExpressionPayload``).
 The caller (the SQL layer) describes the statement in a :class:`MergeSpec`: the incoming rows, how their record
 key (and partition) columns are computed from them, and what each clause writes. The engine owns the rest:
 
-1. keys and partition paths of the incoming rows (the table's key generator, :func:`engine.spark.writer.add_keys`);
+1. keys and partition paths of the incoming rows (the table's key generator, :func:`engine.spark.record_keys.add_keys`);
 2. tagging: the index locates the stored records of those keys (:func:`engine.spark.index.locate_keys`: key
    ranges and bloom filters prune files, only the incoming keys are kept), or, when a clause reads stored
    columns, the stored rows themselves are joined (Hudi's merge handle hands ``ExpressionPayload`` the stored
@@ -42,8 +42,9 @@ from engine.config import HoodieConfig, WriteConfig
 from engine.formats.avro_schema import META_FIELDS
 from engine.index import index_type, is_global_index, moves_partition
 from engine.spark.index import STORED_PARTITION, locate_keys, with_moved_copies
+from engine.spark.record_keys import add_keys, keys_computed_in_spark, table_arrow_schema
 from engine.spark.schema import column, table_data_schema
-from engine.spark.writer import add_keys, keys_computed_in_spark, table_arrow_schema, write_dataframe
+from engine.spark.writer import write_dataframe
 from engine.table import Table
 from engine.write.handles import EXPRESSION_PAYLOAD
 from engine.write.metrics import WriteMetrics

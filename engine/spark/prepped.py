@@ -15,8 +15,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from engine.formats.avro_schema import META_FIELDS
+from engine.spark.record_keys import add_keys, table_arrow_schema
 from engine.spark.schema import column
-from engine.spark.writer import add_keys, table_arrow_schema, write_dataframe
+from engine.spark.writer import write_dataframe
 from engine.table import Table
 from engine.write.metrics import WriteMetrics
 from engine.write.operation import WriteOperation

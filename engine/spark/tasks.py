@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.broadcast import Broadcast
+from pyspark.sql import DataFrame
 
 from engine.config import HoodieConfig
 from engine.formats.conform import conform_table
@@ -25,7 +26,13 @@ from engine.spark.source_scan import DirectSource
 from engine.storage import Storage
 from engine.timeline.commit_metadata import WriteStat
 from engine.write.append_handle import LatestSlice, append_to_file_group
-from engine.write.handles import BulkInsertWriter, TaskIdentity, WriteContext, create_file_group
+from engine.write.handles import (
+    BucketBulkInsertWriter,
+    BulkInsertWriter,
+    TaskIdentity,
+    WriteContext,
+    create_file_group,
+)
 from engine.write.merge_handle import merge_file_group
 from engine.write.planner import BucketKind, WritePlan
 from engine.write.prepare import BUCKET, FILE_ID, KEY_HASH, PARTITION_PATH, RECORD_KEY
@@ -51,6 +58,12 @@ def stats_batch(stats: list[WriteStat]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
         [pa.array([json.dumps(s.to_dict()) for s in stats], pa.string())], names=[STATS_COLUMN]
     )
+
+
+def collect_stats(written: DataFrame) -> list[WriteStat]:
+    """Run the write job ``written`` (a frame of :data:`STATS_SCHEMA_DDL` rows, from functions yielding
+    :func:`stats_batch`) and decode the stats its tasks returned."""
+    return [WriteStat.from_dict(json.loads(row[0])) for row in written.collect()]
 
 
 def add_keys_fn(props: dict[str, str], key_schema: pa.Schema, with_partition: bool = True,
@@ -202,3 +215,16 @@ def _read_splits(source: DirectSource, ordinals: Iterator[pa.RecordBatch]) -> It
     for batch in ordinals:
         for ordinal in batch.column(0).to_pylist():
             yield from read_split(source.storage, source.splits[ordinal], source.program)
+
+
+def bucket_bulk_insert_fn(ctx: WriteContext) -> ArrowBatchFn:
+    """``mapInArrow`` function writing a task's rows, keyed, with their ``_hoodie_bucket_id`` and sorted by
+    partition and bucket, into one new file group per bucket (:class:`engine.write.handles.BucketBulkInsertWriter`)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        writer = BucketBulkInsertWriter(ctx, current_task())
+        for batch in batches:
+            writer.write(pa.Table.from_batches([batch]))
+        yield stats_batch(writer.close())
+
+    return run

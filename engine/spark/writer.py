@@ -7,8 +7,8 @@ One entry point, :func:`write_dataframe`, serves INSERT, bulk insert, upsert, de
    is rolled back;
 2. add record keys and partition paths (executors, ``mapInArrow``), unless the input is *prepped*
    (already carries ``_hoodie_record_key``, ``_hoodie_partition_path`` and ``_hoodie_file_id``);
-3. bulk insert: executors stream rows into new file groups (a source that is a plain parquet scan is read by
-   the writing tasks themselves, :mod:`engine.spark.source_scan`); otherwise tag records with the simple index
+3. bulk insert, and the first write of a bucket-index table: executors stream rows into new file groups
+   (:mod:`engine.spark.bulk_insert`); otherwise tag records with the simple index
    (a Spark join with the keys of the latest base files of the touched partitions), count them per file
    group (the workload profile: counts only reach the driver), plan buckets, route records to them (a
    Spark expression, :mod:`engine.spark.bucket_column`) and write one file group per bucket
@@ -21,37 +21,34 @@ No record is collected to the driver.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
 import pyarrow as pa
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
 
 from engine import errors
 from engine.auto_keys import is_keyless, validate_auto_key_config
 from engine.concurrency.transaction import forget_start
-from engine.config import CompactionConfig, HoodieConfig, TableConfig, WriteConfig, parse_list
+from engine.config import CompactionConfig, HoodieConfig, TableConfig, WriteConfig
 from engine.errors import EngineError, WriteError
 from engine.filegroup.partition_metadata import check_partition_layout
-from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
+from engine.formats.avro_schema import add_meta_fields, arrow_to_avro
 from engine.index import index_type
-from engine.keygen import KeyGenerator
 from engine.payloads import configured_payload, payload_rules
 from engine.schema.history import SchemaEvolution
 from engine.services.post_commit import check_services_supported, run_post_commit
 from engine.spark import tasks
 from engine.spark.bucket_column import bucket_column
+from engine.spark.bulk_insert import bucket_bulk_insert, bulk_insert
 from engine.spark.clustering import run_inline_clustering
 from engine.spark.compaction import run_inline_compaction
 from engine.spark.dup_policy import apply_dup_policy, insert_dup_policy
 from engine.spark.index import locate_keys, tag_buckets, tag_locations
-from engine.spark.key_columns import partition_path_column, record_key_column
-from engine.spark.schema import arrow_to_spark
-from engine.spark.source_scan import direct_parquet_source
+from engine.spark.record_keys import add_keys, auto_key_column, stored_arrow_schema, table_arrow_schema
 from engine.spark.task_errors import failure_summary, unwrap_task_error
 from engine.spark.task_slots import MAX_SLOTTED_BUCKETS, SLOT, slot_column
 from engine.table import Table
@@ -78,116 +75,6 @@ from engine.write.supported import check_write_supported
 logger = logging.getLogger(__name__)
 
 
-def table_arrow_schema(table: Table) -> pa.Schema:
-    """Arrow schema of the table's data columns (no meta columns), from its latest Avro schema.
-
-    Raises:
-        SchemaMismatch: the table has no schema yet.
-    """
-    avro = table.latest_avro_schema(include_meta=False)
-    if avro is None:
-        raise errors.SchemaMismatch(f"table {table.base_path} has no schema (no commit and no create schema)")
-    return avro_to_arrow(avro)
-
-
-def stored_arrow_schema(table: Table, schema: pa.Schema) -> pa.Schema:
-    """``schema`` without the partition columns data files leave out (``hoodie.datasource.write.drop.partition
-    .columns``; :attr:`engine.table.Table.dropped_partition_columns`)."""
-    dropped = {f.lower() for f in table.dropped_partition_columns}
-    return pa.schema([f for f in schema if f.name.lower() not in dropped]) if dropped else schema
-
-
-def _key_schema(table: Table, data_schema: pa.Schema, conf: HoodieConfig) -> pa.Schema:
-    wanted = set()
-    for prop in (TableConfig.RECORDKEY_FIELDS, TableConfig.PARTITION_FIELDS):
-        for name in parse_list(conf.get(prop, "") or ""):
-            wanted.add(name.split(".")[0].split(":")[0].lower())
-    return pa.schema([f for f in data_schema if f.name.lower() in wanted])
-
-
-def _spark_type_of_keys() -> list[StructField]:
-    return [StructField(RECORD_KEY, StringType(), False), StructField(PARTITION_PATH, StringType(), False)]
-
-
-def _spark_key_columns(
-    schema: StructType, table: Table, conf: HoodieConfig, data_schema: pa.Schema, with_partition: bool
-) -> list[Column] | None:
-    keygen = KeyGenerator.from_config(conf)
-    table_types = {f.name.lower(): f.dataType for f in arrow_to_spark(_key_schema(table, data_schema, conf)).fields}
-    key = record_key_column(keygen, schema, table_types)
-    if key is None:
-        return None
-    if not with_partition:
-        return [key.alias(RECORD_KEY)]
-    partition = partition_path_column(keygen, schema, table_types)
-    return None if partition is None else [key.alias(RECORD_KEY), partition.alias(PARTITION_PATH)]
-
-
-def keys_computed_in_spark(
-    df: DataFrame, table: Table, conf: HoodieConfig, data_schema: pa.Schema, *, with_partition: bool = True
-) -> bool:
-    """Whether :func:`add_keys` renders ``df``'s keys as Spark expressions (no Python pass), so
-    recomputing them costs no more than the input does."""
-    return _spark_key_columns(df.schema, table, conf, data_schema, with_partition) is not None
-
-
-def add_keys(
-    df: DataFrame, table: Table, conf: HoodieConfig, data_schema: pa.Schema, *, with_partition: bool = True,
-    auto_key_instant: str | None = None,
-) -> DataFrame:
-    """``df`` with ``_hoodie_record_key`` (and ``_hoodie_partition_path`` unless ``with_partition`` is
-    False) appended, computed on executors by the table's key generator: as Spark expressions where they
-    render the keys exactly (:mod:`engine.spark.key_columns`), else in a Python ``mapInArrow`` pass.
-
-    On a keyless table (:func:`engine.auto_keys.is_keyless`) only the partition path comes from the key
-    generator; ``_hoodie_record_key`` is the auto-generated key of ``auto_key_instant``
-    (:func:`auto_key_column`), or null when no instant is given (the writer fills it in).
-
-    Raises:
-        ConfigError: the key generator settings are invalid.
-    """
-    if is_keyless(conf):
-        partitioned = _partition_only(df, table, conf, data_schema) if with_partition else df
-        key = auto_key_column(auto_key_instant) if auto_key_instant else F.lit(None).cast(StringType())
-        return partitioned.withColumn(RECORD_KEY, key)
-    columns = _spark_key_columns(df.schema, table, conf, data_schema, with_partition)
-    if columns is not None:
-        return df.select("*", *columns)
-    added = _spark_type_of_keys() if with_partition else _spark_type_of_keys()[:1]
-    schema = StructType([*df.schema.fields, *added])
-    fn = tasks.add_keys_fn(conf.as_dict(), _key_schema(table, data_schema, conf), with_partition)
-    return df.mapInArrow(fn, schema)
-
-
-def _partition_only(df: DataFrame, table: Table, conf: HoodieConfig, data_schema: pa.Schema) -> DataFrame:
-    """``df`` with ``_hoodie_partition_path`` from the key generator (a keyless table's partition path)."""
-    keygen = KeyGenerator.from_config(conf)
-    table_types = {f.name.lower(): f.dataType for f in arrow_to_spark(_key_schema(table, data_schema, conf)).fields}
-    partition = partition_path_column(keygen, df.schema, table_types)
-    if partition is not None:
-        return df.withColumn(PARTITION_PATH, partition)
-    schema = StructType([*df.schema.fields, _spark_type_of_keys()[1]])
-    fn = tasks.add_keys_fn(conf.as_dict(), _key_schema(table, data_schema, conf), with_record_key=False)
-    return df.mapInArrow(fn, schema)
-
-
-def auto_key_column(instant: str) -> Column:
-    """Hudi's auto-generated record key of each row, ``<instant>_<Spark partition id>_<row id in the
-    partition>`` (:mod:`engine.auto_keys`). Evaluate it once: a recomputed partition numbers its rows
-    again, so callers persist the keyed rows before using them twice."""
-    pid = F.spark_partition_id().cast(LongType())
-    row_id = F.monotonically_increasing_id() - F.shiftleft(pid, 33)
-    return F.concat(F.lit(f"{instant}_"), pid.cast(StringType()), F.lit("_"), row_id.cast(StringType()))
-
-
-def _dedupe_in_spark(df: DataFrame, precombine: str | None) -> DataFrame:
-    top = {c.lower() for c in df.columns}
-    order = (F.col(precombine).desc_nulls_last() if precombine and precombine.split(".")[0].lower() in top
-             else F.lit(1))
-    window = Window.partitionBy(RECORD_KEY).orderBy(order)
-    return df.withColumn("_rn", F.row_number().over(window)).filter("_rn = 1").drop("_rn")
-
-
 def _payload_deletes(df: DataFrame, conf: HoodieConfig) -> DataFrame:
     """Flag as deletes the records the payload class reads as deletes: ``Op = 'D'`` for
     ``AWSDmsAvroPayload`` (its ``getInsertValue`` / ``combineAndGetUpdateValue`` return empty for them)."""
@@ -209,10 +96,6 @@ def _shuffle_partitions(spark: SparkSession, conf: HoodieConfig, operation: Writ
     }.get(operation, WriteConfig.INSERT_PARALLELISM)
     configured = conf.get(prop)
     return configured if configured > 0 else int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
-
-
-def _collect_stats(df: DataFrame) -> list[WriteStat]:
-    return [WriteStat.from_dict(json.loads(row[0])) for row in df.collect()]
 
 
 def datasource_write_options(merge_on_read: bool, table_config: HoodieConfig,
@@ -281,7 +164,13 @@ def write_dataframe(
             raise errors.ConfigError(
                 f"delete from {table.base_path}: the table has no primaryKey (auto-generated keys); delete "
                 "records by their stored _hoodie_record_key (a prepped write, as DELETE FROM does)")
-    if operation is WriteOperation.BULK_INSERT and _is_bucket_index(conf):
+    # A bucket table's first write (CTAS, or INSERT into a table without file groups) writes every bucket as a
+    # new file group straight away (Hudi BucketIndexBulkInsertPartitionerWithRows): no tagging, no cache.
+    bucket_bulk = (_is_bucket_index(conf) and not prepped and not keyless
+                   and operation in (WriteOperation.BULK_INSERT, WriteOperation.INSERT)
+                   and not (operation is WriteOperation.INSERT and conf.get(WriteConfig.COMBINE_BEFORE_INSERT))
+                   and not table.timeline.completed_commits())
+    if operation is WriteOperation.BULK_INSERT and _is_bucket_index(conf) and not bucket_bulk:
         # Every record must land in its bucket's one file group, existing or new: a tagged insert.
         logger.info("bulk_insert into %s with hoodie.index.type=BUCKET is written as insert", table.base_path)
         operation = WriteOperation.INSERT
@@ -308,7 +197,7 @@ def write_dataframe(
     persisted: list[DataFrame] = []
     held: list[Callable[[], object]] = []  # broadcasts of index lookups, released after the write
     early_keyed = None
-    if operation is not WriteOperation.BULK_INSERT and not prepped and not keyless:
+    if operation is not WriteOperation.BULK_INSERT and not prepped and not keyless and not bucket_bulk:
         # Values cast to the table's types, record keys and partition paths are computed (and cached) before
         # the instant exists: bad input (CAST_INVALID_INPUT, a null key, an unsafe partition value) fails the
         # statement with nothing on the timeline.
@@ -333,8 +222,11 @@ def write_dataframe(
             evolution=SchemaEvolution.of(table),
         )
         replaced: dict[str, list[str]] = {}
-        if operation is WriteOperation.BULK_INSERT:
-            stats = _bulk_insert(df, table, conf, ctx, metrics, prepped, table_schema)
+        if bucket_bulk:
+            stats = bucket_bulk_insert(df, table, conf, ctx, metrics, table_schema,
+                                       _shuffle_partitions(spark, conf, operation))
+        elif operation is WriteOperation.BULK_INSERT:
+            stats = bulk_insert(df, table, conf, ctx, metrics, prepped, table_schema)
         else:
             if not prepped:
                 keyed = early_keyed if early_keyed is not None else add_keys(
@@ -433,46 +325,6 @@ def _is_completed(table: Table, instant_time: str) -> bool:
 
 def _is_bucket_index(conf: HoodieConfig) -> bool:
     return index_type(conf) == "BUCKET"
-
-
-def _bulk_insert(
-    df: DataFrame, table: Table, conf: HoodieConfig, ctx: WriteContext, metrics: WriteMetrics, prepped: bool,
-    table_schema: pa.Schema,
-) -> list[WriteStat]:
-    mode = conf.get(WriteConfig.BULKINSERT_SORT_MODE).upper()
-    combine = conf.get(WriteConfig.COMBINE_BEFORE_INSERT)
-    parallelism = conf.get(WriteConfig.BULKINSERT_PARALLELISM)
-    keyless = is_keyless(conf)
-    if not prepped and not keyless and mode == "NONE" and not combine and parallelism <= 0:
-        # One pass: each task computes keys and writes (no shuffle, no second Arrow round trip).
-        source = direct_parquet_source(df.sparkSession, df)
-        fn = tasks.bulk_insert_fn(ctx, conf.as_dict(), _key_schema(table, table_schema, conf), source)
-        if source is None:
-            written = df.mapInArrow(fn, tasks.STATS_SCHEMA_DDL)
-        else:
-            # The tasks read the source's parquet files themselves: no row crosses Spark's Arrow bridge.
-            splits = len(source.splits)
-            written = df.sparkSession.range(splits, numPartitions=splits).mapInArrow(fn, tasks.STATS_SCHEMA_DDL)
-    else:
-        keyed = df if prepped else add_keys(df, table, conf, table_schema, auto_key_instant=ctx.instant_time)
-        if combine:
-            keyed = _dedupe_in_spark(keyed, ctx.precombine_field)
-        if mode == "GLOBAL_SORT":
-            keyed = keyed.sort(PARTITION_PATH, RECORD_KEY)
-        elif mode == "PARTITION_SORT":
-            keyed = keyed.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
-        elif mode == "PARTITION_PATH_REPARTITION":
-            keyed = keyed.repartition(PARTITION_PATH)
-        if parallelism > 0:
-            keyed = keyed.repartition(parallelism)
-        written = keyed.mapInArrow(tasks.bulk_insert_fn(ctx), tasks.STATS_SCHEMA_DDL)
-    with metrics.phase("write"):
-        stats = _collect_stats(written)
-    # Bulk insert learns its partitions only as tasks write: each task refuses a partition nested in one on
-    # storage, but two new partitions of this write may still nest (the commit then fails and rolls back).
-    check_partition_layout(table.storage, table.base_path, {s.partition_path or "" for s in stats}, table.name,
-                           stored=False)
-    return stats
 
 
 def _bucketed_write(
@@ -578,5 +430,5 @@ def _bucketed_write(
         # Grouping by (slot, bucket) keeps the partitioning above (no second shuffle); the bucket is the last key.
         written = bucketed.groupBy(SLOT, BUCKET).applyInArrow(
             tasks.write_bucket_fn(ctx, plan, appends), tasks.STATS_SCHEMA_DDL)
-        stats = _collect_stats(written)
+        stats = tasks.collect_stats(written)
     return stats, replaced

@@ -29,12 +29,13 @@ from engine.formats.base_file import (
     BaseFileWriter,
 )
 from engine.formats.conform import conform_table
+from engine.index.bucket import bucket_file_id
 from engine.payloads import EXPRESSION, PayloadRules, configured_payload, payload_rules
 from engine.schema.history import SchemaEvolution
 from engine.storage import Storage
 from engine.timeline.commit_metadata import RuntimeStats, WriteStat
 from engine.write.markers import IOType, Marker, create_marker
-from engine.write.prepare import PARTITION_PATH, RECORD_KEY, dedupe_by_key, deleted_mask
+from engine.write.prepare import BUCKET_ID, PARTITION_PATH, RECORD_KEY, dedupe_by_key, deleted_mask
 
 logger = logging.getLogger(__name__)
 
@@ -287,24 +288,13 @@ ROLLOVER_CHECK_ROWS = 20_000
 """At most this many rows go into a base file between two checks of ``hoodie.parquet.max.file.size``."""
 
 
-class BulkInsertWriter:
-    """Streams rows of one task into new file groups, one open base file per partition path, rolling over
-    at ``hoodie.parquet.max.file.size`` (Hudi ``BulkInsertDataInternalWriterHelper``).
+class _GatheringWriter:
+    """What both bulk-insert writers share: rows gathered up to ``batch_rows`` before :meth:`_write_rows` takes
+    them, sequence numbers counted across the task's files, and each closed file's write stat."""
 
-    Rows are gathered up to :data:`BULK_INSERT_BATCH_ROWS` before they are split by partition and written
-    (:meth:`close` writes the rest); a file's rows keep the order they came in.
-
-    Args:
-        ctx: write context.
-        task: Spark task coordinates.
-        batch_rows: rows gathered before a write (tests use small values).
-    """
-
-    def __init__(self, ctx: WriteContext, task: TaskIdentity, batch_rows: int = BULK_INSERT_BATCH_ROWS) -> None:
+    def __init__(self, ctx: WriteContext, task: TaskIdentity, batch_rows: int) -> None:
         self._ctx = ctx
         self._task = task
-        self._max_size = ctx.conf.get(WriteConfig.PARQUET_MAX_FILE_SIZE)
-        self._open: dict[str, tuple[str, str, BaseFileWriter, float]] = {}
         self._seq = 0
         self._stats: list[WriteStat] = []
         self._batch_rows = max(1, batch_rows)
@@ -325,6 +315,42 @@ class BulkInsertWriter:
             return
         records = pa.concat_tables(self._gathered) if len(self._gathered) > 1 else self._gathered[0]
         self._gathered, self._gathered_rows = [], 0
+        self._write_rows(records)
+
+    def _write_rows(self, records: pa.Table) -> None:
+        raise NotImplementedError
+
+    def _append(self, writer: BaseFileWriter, file_name: str, rows: pa.Table) -> None:
+        seq = seqnos(self._ctx.instant_time, self._task, rows.num_rows, self._seq)
+        self._seq += rows.num_rows
+        writer.write(with_meta_columns(self._ctx, rows, file_name, seq))
+
+    def _finish(self, partition: str, file_id: str, file_name: str, writer: BaseFileWriter, started: float) -> None:
+        stats = writer.close()
+        elapsed = int((time.monotonic() - started) * 1000)
+        self._stats.append(write_stat(self._ctx, partition, file_id, file_name, "null", stats.file_size,
+                                      writes=stats.num_rows, inserts=stats.num_rows, elapsed_ms=elapsed))
+
+
+class BulkInsertWriter(_GatheringWriter):
+    """Streams rows of one task into new file groups, one open base file per partition path, rolling over
+    at ``hoodie.parquet.max.file.size`` (Hudi ``BulkInsertDataInternalWriterHelper``).
+
+    Rows are gathered up to :data:`BULK_INSERT_BATCH_ROWS` before they are split by partition and written
+    (:meth:`close` writes the rest); a file's rows keep the order they came in.
+
+    Args:
+        ctx: write context.
+        task: Spark task coordinates.
+        batch_rows: rows gathered before a write (tests use small values).
+    """
+
+    def __init__(self, ctx: WriteContext, task: TaskIdentity, batch_rows: int = BULK_INSERT_BATCH_ROWS) -> None:
+        super().__init__(ctx, task, batch_rows)
+        self._max_size = ctx.conf.get(WriteConfig.PARQUET_MAX_FILE_SIZE)
+        self._open: dict[str, tuple[str, str, BaseFileWriter, float]] = {}
+
+    def _write_rows(self, records: pa.Table) -> None:
         partitions = records.column(PARTITION_PATH).combine_chunks()
         if partitions.null_count:
             raise WriteError(f"bulk insert into {self._ctx.base_path}: {partitions.null_count} row(s) have no "
@@ -354,22 +380,85 @@ class BulkInsertWriter:
             writer = open_base_writer(self._ctx, partition, file_name, IOType.CREATE, self._task)
             self._open[partition] = (file_id, file_name, writer, time.monotonic())
         file_id, file_name, writer, _ = self._open[partition]
-        seq = seqnos(self._ctx.instant_time, self._task, rows.num_rows, self._seq)
-        self._seq += rows.num_rows
-        writer.write(with_meta_columns(self._ctx, rows, file_name, seq))
+        self._append(writer, file_name, rows)
         if writer.bytes_written >= self._max_size:
             self._close(partition)
 
     def _close(self, partition: str) -> None:
-        file_id, file_name, writer, started = self._open.pop(partition)
-        stats = writer.close()
-        elapsed = int((time.monotonic() - started) * 1000)
-        self._stats.append(write_stat(self._ctx, partition, file_id, file_name, "null", stats.file_size,
-                                 writes=stats.num_rows, inserts=stats.num_rows, elapsed_ms=elapsed))
+        self._finish(partition, *self._open.pop(partition))
 
     def close(self) -> list[WriteStat]:
         """Write the gathered rows, close every open file; the stats of all files written."""
         self._write_gathered()
         for partition in list(self._open):
             self._close(partition)
+        return self._stats
+
+
+class BucketBulkInsertWriter(_GatheringWriter):
+    """Streams one task's rows into new bucket file groups, exactly one base file per ``(partition, bucket)``
+    (Hudi ``BucketBulkInsertDataInternalWriterHelper`` after ``BucketIndexBulkInsertPartitionerWithRows``).
+
+    The rows carry ``_hoodie_record_key``, ``_hoodie_partition_path`` and ``_hoodie_bucket_id`` and arrive
+    sorted by partition and bucket, every row of a bucket in this task (the caller repartitions and sorts
+    by both): one file is open at a time, closed when the next bucket begins. A file never rolls over at
+    ``hoodie.parquet.max.file.size`` (a bucket is one file group). The file id is a new bucket file id
+    (:func:`engine.index.bucket.bucket_file_id`). Rows are gathered up to ``batch_rows`` before they are split
+    by bucket and written, as :class:`BulkInsertWriter` gathers them.
+
+    Raises:
+        WriteError: a row has no partition path or bucket, or a bucket's rows come after another bucket's
+            (the input was not grouped by bucket).
+    """
+
+    def __init__(self, ctx: WriteContext, task: TaskIdentity, batch_rows: int = BULK_INSERT_BATCH_ROWS) -> None:
+        super().__init__(ctx, task, batch_rows)
+        self._current: tuple[str, int] | None = None
+        self._open: tuple[str, str, BaseFileWriter, float] | None = None
+        self._done: set[tuple[str, int]] = set()
+
+    def _write_rows(self, records: pa.Table) -> None:
+        partitions = records.column(PARTITION_PATH).combine_chunks()
+        buckets = records.column(BUCKET_ID).combine_chunks()
+        if partitions.null_count or buckets.null_count:
+            raise WriteError(f"bulk insert into {self._ctx.base_path}: rows without {PARTITION_PATH} or "
+                             f"{BUCKET_ID}")
+        data = records.drop_columns([BUCKET_ID])
+        part_codes = partitions.dictionary_encode()
+        codes = part_codes.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        bucket_values = buckets.to_numpy(zero_copy_only=False).astype(np.int64)
+        change = np.flatnonzero((np.diff(codes) != 0) | (np.diff(bucket_values) != 0)) + 1
+        starts = [0, *change.tolist()]
+        ends = [*starts[1:], records.num_rows]
+        names = part_codes.dictionary.to_pylist()
+        for start, end in zip(starts, ends, strict=True):
+            key = (str(names[int(codes[start])]), int(bucket_values[start]))
+            self._write_bucket(key, data.slice(start, end - start))
+
+    def _write_bucket(self, key: tuple[str, int], rows: pa.Table) -> None:
+        if key != self._current:
+            if key in self._done:
+                raise WriteError(f"bulk insert into {self._ctx.base_path}: rows of bucket {key[1]} of partition "
+                                 f"'{key[0]}' came after other buckets' rows; a bucket must be written as one file")
+            self._close()
+            partition, bucket = key
+            file_id = bucket_file_id(bucket)
+            file_name = base_file_name(file_id, self._task.write_token, self._ctx.instant_time)
+            writer = open_base_writer(self._ctx, partition, file_name, IOType.CREATE, self._task)
+            self._current, self._open = key, (file_id, file_name, writer, time.monotonic())
+        assert self._open is not None
+        _, file_name, writer, _ = self._open
+        self._append(writer, file_name, rows)
+
+    def _close(self) -> None:
+        if self._current is None or self._open is None:
+            return
+        self._finish(self._current[0], *self._open)
+        self._done.add(self._current)
+        self._current, self._open = None, None
+
+    def close(self) -> list[WriteStat]:
+        """Write the gathered rows and close the open file; the stats of every file written."""
+        self._write_gathered()
+        self._close()
         return self._stats

@@ -16,6 +16,8 @@ IS_DELETED = "_hoodie_is_deleted"
 BUCKET = "_hoodie_bucket"
 KEY_HASH = "_hoodie_key_hash"
 SLOT = "_hoodie_write_slot"
+BUCKET_ID = "_hoodie_bucket_id"
+"""Column of a record's bucket number (bucket index) while it is tagged or bulk inserted."""
 STORED_SEQNO = "_hoodie_stored_commit_seqno"
 """Optional column of prepped records: the ``_hoodie_commit_seqno`` of the stored record a row was computed from
 (a MERGE whose clauses read the target row). A key stored twice in a file group (inserts without combining) then
@@ -23,7 +25,7 @@ gets each copy's own result, as Hudi's ``HoodieMergeHandle`` evaluates ``Express
 record; null: the row replaces every stored record of its key."""
 
 # Columns the write pipeline adds to incoming rows; never stored as data columns.
-PIPELINE_COLUMNS = (RECORD_KEY, PARTITION_PATH, FILE_ID, IS_DELETED, BUCKET, KEY_HASH, SLOT, STORED_SEQNO)
+PIPELINE_COLUMNS = (RECORD_KEY, PARTITION_PATH, FILE_ID, IS_DELETED, BUCKET, KEY_HASH, SLOT, STORED_SEQNO, BUCKET_ID)
 
 
 def dedupe_by_key(records: pa.Table, precombine_field: str | None, first_on_ties: bool = False,

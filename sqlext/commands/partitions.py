@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from engine.formats.conform import conform_table
 from engine.keygen import KeyGenerator
-from engine.spark.writer import table_arrow_schema
+from engine.spark.record_keys import table_arrow_schema
 from engine.table import Table
 from sqlext.errors import SqlAnalysisError
 

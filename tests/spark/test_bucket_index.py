@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from engine.errors import ConfigError, IndexLookupError
@@ -190,3 +191,50 @@ def test_a_merge_of_whole_rows_into_a_bucket_table_looks_nothing_up(
     assert sorted((r["id"], r["v"]) for r in hudi_rs_rows(base)) == [(r[0], r[1]) for r in got[0]]
     for name in names:
         session.sql(f"DROP TABLE {name}")
+
+
+def test_ctas_into_a_bucket_table_writes_each_bucket_as_one_file_group(
+        session: Session, table_name: str, tmp_path: Path) -> None:
+    """A CTAS into a bucket table (Hudi's default 256 buckets, a composite key, partitioned) writes every bucket
+    straight into one new file group, as Hudi's bulk insert with the bucket index does: each key in the file
+    group its hash names, each file's rows ordered by key under GLOBAL_SORT. Later writes find those buckets:
+    a MERGE adds no second file group to any of them."""
+    source = tmp_path / "source"
+    session.spark.range(3000).selectExpr(
+        "CAST(id % 1000 AS INT) AS a", "CAST(id DIV 1000 AS INT) AS b", "concat('v', id) AS v",
+        "CAST(id % 3 AS STRING) AS p").write.parquet(str(source))
+    session.sql("SET hoodie.bulkinsert.sort.mode=GLOBAL_SORT")
+    try:
+        session.sql(f"""CREATE TABLE {table_name} USING hudi PARTITIONED BY (p)
+            TBLPROPERTIES (primaryKey = 'a,b', 'hoodie.index.type' = 'BUCKET')
+            AS SELECT * FROM parquet.`{source}`""")
+    finally:
+        session.sql("RESET hoodie.bulkinsert.sort.mode")
+    entry = session.catalog.lookup_name(table_name)
+    assert entry is not None
+    base = entry.location
+    table = Table.load(base)
+    commit = table.timeline.completed_commits()[-1]
+    assert table.commit_metadata(commit).operation_type == "BULK_INSERT"
+    rows = hudi_rs_rows(base)
+    assert len(rows) == 3000
+    pairs = set()
+    for row in rows:
+        bucket = bucket_id(row["_hoodie_record_key"], ["a", "b"], 256)
+        assert bucket_of_file_id(row["_hoodie_file_name"].split("_")[0]) == bucket, row
+        pairs.add((row["p"], bucket))
+    layout = _layout(Path(base))
+    assert sum(len(slices) for slices in layout.values()) == len(pairs)
+    view = table.file_system_view()
+    for base_file in view.all_latest_base_files():
+        keys = pq.read_table(base_file.path, columns=["_hoodie_record_key"]).column(0).to_pylist()
+        assert keys == sorted(keys), base_file.path
+    session.sql(f"""MERGE INTO {table_name} t USING (SELECT * FROM VALUES (1, 0, 'x', '1'), (5000, 0, 'y', '2')
+        AS s(a, b, v, p)) s ON t.a = s.a AND t.b = s.b
+        WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *""")
+    for partition, slices in _layout(Path(base)).items():
+        buckets = [bucket_of_file_id(f) for f, _, _ in slices]
+        assert len(buckets) == len(set(buckets)), partition
+    got = {(r["a"], r["b"]): r["v"] for r in hudi_rs_rows(base)}
+    assert len(got) == 3001 and got[(1, 0)] == "x" and got[(5000, 0)] == "y" and got[(2, 0)] == "v2"
+    session.sql(f"DROP TABLE {table_name}")

@@ -13,7 +13,7 @@ from engine.errors import InvalidRecordKey
 from engine.keygen import KeyGenerator
 from engine.spark.key_columns import partition_path_column, record_key_column
 from engine.spark.schema import spark_to_arrow
-from engine.spark.writer import unwrap_task_error
+from engine.spark.task_errors import unwrap_task_error
 from sqlext.session import Session
 
 pytestmark = pytest.mark.spark

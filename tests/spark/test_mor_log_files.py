@@ -13,7 +13,7 @@ import pytest
 from engine.filegroup.naming import parse_log_file_name
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro
 from engine.formats.log_format import AvroDataBlock, read_log_blocks
-from engine.spark.writer import table_arrow_schema
+from engine.spark.record_keys import table_arrow_schema
 from engine.table import Table
 from engine.timeline.instant import Instant
 from engine.write.append_handle import LatestSlice, append_to_file_group

@@ -98,6 +98,22 @@ def test_vectorized_bucket_ids_equal_the_scalar_rule() -> None:
         bucket_ids(pa.array(["a", None]), ["id"], 4)
 
 
+def test_vectorized_composite_keys_equal_the_scalar_rule() -> None:
+    """Composite keys (``f1:v1,f2:v2``) hashed at once: parts without ``:``, values holding ``:``, placeholders
+    for null and empty values, empty parts, fields not hashed, trailing commas and non-ASCII values."""
+    rng = random.Random(32)
+    keys = [",".join(rng.choice(["f1:", "f2:", "f3:", ""]) + "".join(rng.choice("ab:_1é") for _ in range(
+        rng.randint(0, 4))) for _ in range(rng.randint(1, 4))) for _ in range(5000)]
+    keys += ["f1:__null__,f2:x", "f1:__empty__", "__null__", "", ",", "a,,b", "f1:a:b,f2:c", ":x", "f1:",
+             "f1:1,f2:2,", "l_orderkey:1,l_linenumber:7"]
+    for fields in (["f1", "f2"], [], ["f3"], ["l_orderkey", "l_linenumber"]):
+        for num in (1, 16, 256):
+            got = bucket_ids(pa.array(keys), fields, num).to_pylist()
+            assert got == [bucket_id(k, fields, num) for k in keys], (fields, num)
+    sliced = pa.array(keys).slice(100, 50)
+    assert bucket_ids(sliced, ["f1"], 8).to_pylist() == [bucket_id(k, ["f1"], 8) for k in keys[100:150]]
+
+
 def test_bucket_file_ids() -> None:
     fid = bucket_file_id(3)
     assert re.fullmatch(r"00000003-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-0", fid)

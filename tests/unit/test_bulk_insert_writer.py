@@ -12,9 +12,10 @@ import pytest
 from engine.errors import WriteError
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro
 from engine.formats.base_file import MAX_RECORD_KEY, MIN_RECORD_KEY, may_have_supplementary, read_base_file
+from engine.index.bucket import bucket_of_file_id
 from engine.storage import Storage
-from engine.write.handles import BulkInsertWriter, TaskIdentity, WriteContext
-from engine.write.prepare import PARTITION_PATH, RECORD_KEY
+from engine.write.handles import BucketBulkInsertWriter, BulkInsertWriter, TaskIdentity, WriteContext
+from engine.write.prepare import BUCKET_ID, PARTITION_PATH, RECORD_KEY
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("p", pa.string())])
 
@@ -83,3 +84,42 @@ def test_a_row_without_a_partition_path_is_refused_by_name(tmp_path: Path) -> No
 def test_supplementary_characters_are_found_by_their_lead_byte(values: list[str], expected: bool) -> None:
     assert may_have_supplementary(pa.array(values, pa.string())) is expected
     assert may_have_supplementary(pa.chunked_array([pa.array(values, pa.string())], pa.string())) is expected
+
+
+def bucketed(ids: list[int], parts: list[str], buckets: list[int]) -> pa.Table:
+    return batch(ids, list(parts)).append_column(BUCKET_ID, pa.array(buckets, pa.int32()))
+
+
+def test_bucket_writer_makes_one_file_group_per_bucket_across_batches(tmp_path: Path) -> None:
+    """Rows sorted by partition and bucket, a bucket's run cut across gathered batches: one file per bucket,
+    its id starting with the bucket number, and no rollover however small hoodie.parquet.max.file.size is."""
+    ctx = context(tmp_path, **{"hoodie.parquet.max.file.size": "1"})
+    writer = BucketBulkInsertWriter(ctx, TaskIdentity(1, 2, 3), batch_rows=7)
+    runs = [("a", 0, 5), ("a", 3, 9), ("b", 0, 4), ("b", 250, 12)]
+    expected: dict[tuple[str, int], list[int]] = {}
+    n = 0
+    rows = []
+    for part, bucket, count in runs:
+        expected[(part, bucket)] = list(range(n, n + count))
+        rows += [(i, part, bucket) for i in range(n, n + count)]
+        n += count
+    for start in range(0, len(rows), 4):
+        chunk = rows[start:start + 4]
+        writer.write(bucketed([r[0] for r in chunk], [r[1] for r in chunk], [r[2] for r in chunk]))
+    stats = writer.close()
+    assert len(stats) == len(runs)
+    for stat in stats:
+        bucket = bucket_of_file_id(stat.file_id)
+        assert bucket is not None
+        ids = read_base_file(ctx.storage, f"{tmp_path}/{stat.path}").column("ts").to_pylist()
+        assert ids == expected[(stat.partition_path, bucket)]
+        assert stat.num_inserts == len(ids)
+        assert BUCKET_ID not in pq.read_schema(f"{tmp_path}/{stat.path}").names
+
+
+def test_bucket_writer_refuses_a_bucket_that_comes_back(tmp_path: Path) -> None:
+    writer = BucketBulkInsertWriter(context(tmp_path), TaskIdentity(), batch_rows=1)
+    writer.write(bucketed([1], ["a"], [4]))
+    writer.write(bucketed([2], ["a"], [5]))
+    with pytest.raises(WriteError, match="bucket 4 of partition 'a' came after"):
+        writer.write(bucketed([3], ["a"], [4]))
