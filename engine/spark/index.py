@@ -244,7 +244,8 @@ def tag_buckets(
     Every record gets ``_hoodie_file_id``: the file group of its ``(partition, bucket)`` when one exists (a key
     not stored there is an insert into it, written by its merge or append handle, as in Hudi), else a new
     bucket file group id (:func:`engine.index.bucket.bucket_file_id`). Rows that already carry a
-    ``_hoodie_file_id`` (a prepped MERGE's matched rows) keep it.
+    ``_hoodie_file_id`` (a prepped MERGE's matched rows) keep it. A ``_hoodie_bucket_id`` column ``keyed`` already
+    has (hashed while the keys were computed) is used as it is, and dropped.
 
     Args:
         reuse_existing: False for overwrites: every bucket gets a new file group (the old ones are replaced).
@@ -257,7 +258,7 @@ def tag_buckets(
         IndexLookupError: a partition has two file groups for one bucket, or file groups of another index type.
     """
     spec = BucketSpec.from_config(conf, table.base_path)
-    with_bucket = keyed.withColumn(BUCKET_ID, bucket_id_column(spec))
+    with_bucket = keyed if BUCKET_ID in keyed.columns else keyed.withColumn(BUCKET_ID, bucket_id_column(spec))
     pairs = [(str(r[0]), int(r[1])) for r in with_bucket.select(PARTITION_PATH, BUCKET_ID).distinct().collect()]
     existing: dict[str, dict[int, str]] = {}
     if reuse_existing:
@@ -277,4 +278,5 @@ def tag_buckets(
         tagged = joined.withColumn(FILE_ID, located).drop("_bucket_file_id", BUCKET_ID)
     else:
         tagged = joined.withColumnRenamed("_bucket_file_id", FILE_ID).drop(BUCKET_ID)
-    return tagged.select(*keyed.columns, *([] if FILE_ID in keyed.columns else [FILE_ID])), created
+    kept = [c for c in keyed.columns if c != BUCKET_ID]
+    return tagged.select(*kept, *([] if FILE_ID in keyed.columns else [FILE_ID])), created

@@ -38,6 +38,7 @@ from engine.errors import EngineError, WriteError
 from engine.filegroup.partition_metadata import check_partition_layout
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro
 from engine.index import index_type
+from engine.index.bucket import BucketSpec
 from engine.payloads import configured_payload, payload_rules
 from engine.schema.history import SchemaEvolution
 from engine.services.post_commit import check_services_supported, run_post_commit
@@ -47,7 +48,7 @@ from engine.spark.bulk_insert import bucket_bulk_insert, bulk_insert
 from engine.spark.clustering import run_inline_clustering
 from engine.spark.compaction import run_inline_compaction
 from engine.spark.dup_policy import apply_dup_policy, insert_dup_policy
-from engine.spark.index import locate_keys, tag_buckets, tag_locations
+from engine.spark.index import bucket_id_column, locate_keys, tag_buckets, tag_locations
 from engine.spark.record_keys import add_keys, auto_key_column, stored_arrow_schema, table_arrow_schema
 from engine.spark.task_errors import failure_summary, unwrap_task_error
 from engine.spark.task_slots import MAX_SLOTTED_BUCKETS, SLOT, slot_column
@@ -68,7 +69,7 @@ from engine.write.planner import (
     reject_updates_in_clustering,
     small_file_candidates,
 )
-from engine.write.prepare import BUCKET, FILE_ID, IS_DELETED, KEY_HASH, PARTITION_PATH, RECORD_KEY
+from engine.write.prepare import BUCKET, BUCKET_ID, FILE_ID, IS_DELETED, KEY_HASH, PARTITION_PATH, RECORD_KEY
 from engine.write.rollback import rollback_instant
 from engine.write.supported import check_write_supported
 
@@ -243,7 +244,8 @@ def write_dataframe(
             else:
                 keyed = df
             stats, replaced = _bucketed_write(
-                spark, table, keyed, operation, conf, ctx, metrics, prepped, overwrite_partitions, persisted
+                spark, table, keyed, operation, conf, ctx, metrics, prepped, overwrite_partitions, persisted,
+                keyed_cached=keyed is early_keyed,
             )
         with metrics.phase("commit"):
             committed = finish_write(table, instant, operation, stats, avro_schema, replaced, conf=conf)
@@ -295,14 +297,20 @@ def write_dataframe(
 
 def _prepare_keys(df: DataFrame, table: Table, conf: HoodieConfig, table_schema: pa.Schema,
                   persisted: list[DataFrame]) -> DataFrame:
-    """``df`` with record keys and partition paths, cached and counted so every value is computed now.
+    """``df`` with record keys and partition paths (and with the bucket index, each row's
+    ``_hoodie_bucket_id``), cached and counted so every value is computed now.
 
     Raises:
+        ConfigError: bad bucket settings.
         EngineError: the rows cannot be written (the cause from the executors); nothing was written.
     """
     try:
         # Constant inputs (INSERT ... VALUES) may fail while Spark plans the cache (constant folding).
-        keyed = add_keys(df, table, conf, table_schema).persist(StorageLevel.MEMORY_AND_DISK)
+        keyed = add_keys(df, table, conf, table_schema)
+        if _is_bucket_index(conf):
+            # Hashed in the same pass: the bucket index tags from the cache with no second Python pass.
+            keyed = keyed.withColumn(BUCKET_ID, bucket_id_column(BucketSpec.from_config(conf, table.base_path)))
+        keyed = keyed.persist(StorageLevel.MEMORY_AND_DISK)
         persisted.append(keyed)
         keyed.count()
     except BaseException as exc:
@@ -338,10 +346,12 @@ def _bucketed_write(
     prepped: bool,
     overwrite_partitions: Sequence[str] | None,
     persisted: list[DataFrame],
+    keyed_cached: bool = False,
 ) -> tuple[list[WriteStat], dict[str, list[str]]]:
     created: dict[str, str] = {}
+    bucket_tagged = _is_bucket_index(conf) and not (operation is WriteOperation.DELETE and prepped)
     with metrics.phase("tag"):
-        if _is_bucket_index(conf) and not (operation is WriteOperation.DELETE and prepped):
+        if bucket_tagged:
             tagged, created = tag_buckets(spark, table, keyed, conf, reuse_existing=not operation.is_replace)
             if operation is WriteOperation.DELETE:
                 tagged = tagged.filter(~F.col(FILE_ID).isin(list(created)))
@@ -357,8 +367,10 @@ def _bucketed_write(
             tagged = tagged.withColumn(IS_DELETED, F.col(IS_DELETED).cast(BooleanType()))
         tagged = _payload_deletes(tagged, conf)
         tagged = tagged.withColumn(KEY_HASH, F.abs(F.xxhash64(RECORD_KEY)).cast(LongType()))
-        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
-        persisted.append(tagged)
+        if not (bucket_tagged and keyed_cached):
+            # Counted, then written: cached unless it is a broadcast join away from the cached keyed rows.
+            tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+            persisted.append(tagged)
         counts = tagged.groupBy(PARTITION_PATH, FILE_ID).count().collect()
     with metrics.phase("plan"):
         profile = WorkloadProfile.from_counts((r[0], r[1], r[2]) for r in counts)
