@@ -224,8 +224,7 @@ def write_dataframe(
         )
         replaced: dict[str, list[str]] = {}
         if bucket_bulk:
-            stats = bucket_bulk_insert(df, table, conf, ctx, metrics, table_schema,
-                                       _shuffle_partitions(spark, conf, operation))
+            stats = bucket_bulk_insert(df, table, conf, ctx, metrics, table_schema)
         elif operation is WriteOperation.BULK_INSERT:
             stats = bulk_insert(df, table, conf, ctx, metrics, prepped, table_schema)
         else:
