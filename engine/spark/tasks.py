@@ -25,7 +25,7 @@ from engine.keygen import KeyGenerator
 from engine.spark.source_scan import DirectSource
 from engine.storage import Storage
 from engine.timeline.commit_metadata import WriteStat
-from engine.write.append_handle import LatestSlice, append_to_file_group
+from engine.write.append_handle import LatestSlice, LogVersions, append_to_file_group
 from engine.write.handles import (
     BucketBulkInsertWriter,
     BulkInsertWriter,
@@ -172,12 +172,16 @@ def write_bucket_fn(
             a log file of this latest slice instead of rewriting the base file.
     """
     appends = append_slices or {}
+    per_task: dict[TaskIdentity, LogVersions] = {}  # one listing per partition and task, never across tasks
 
     def run(key: Any, table: pa.Table) -> pa.Table:
         bucket = plan.buckets[int(key[-1].as_py())]  # grouped by (slot, bucket): the bucket is the last key
         task = current_task()
         if bucket.kind is BucketKind.UPDATE and bucket.file_id in appends:
-            stats = append_to_file_group(ctx, appends[bucket.file_id], table, task)
+            if task not in per_task:
+                per_task.clear()
+                per_task[task] = LogVersions(ctx)
+            stats = append_to_file_group(ctx, appends[bucket.file_id], table, task, per_task[task])
         elif bucket.kind is BucketKind.UPDATE and bucket.existing is not None:
             stats = merge_file_group(ctx, bucket.existing, table, task)
         else:

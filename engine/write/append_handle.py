@@ -57,14 +57,43 @@ class LatestSlice:
     log_file_names: tuple[str, ...] = ()
 
 
-def next_log_version(ctx: WriteContext, slice_: LatestSlice) -> int:
-    """1 + the highest version of the slice's log files present in storage (listing the partition)."""
-    highest = 0
-    for info in ctx.storage.list_dir(ctx.partition_dir(slice_.partition_path)):
-        parsed = parse_log_file_name(info.name)
-        if parsed and parsed.file_id == slice_.file_id and parsed.base_instant == slice_.base_instant:
-            highest = max(highest, parsed.version)
-    return highest + 1
+class LogVersions:
+    """The highest log version of each file slice in the partitions one task appends to during one write,
+    each partition listed once (not once per file group: a 256-bucket MERGE listed its partition 256 times).
+
+    Another writer's log files of a slice (a failed attempt's leftovers included) count, as listed; every file
+    this task then writes is recorded with :meth:`record`. Only one task writes a given file group in a write,
+    so the listing stays exact for the task's own file groups. Build one per task and write; never reuse it.
+    """
+
+    def __init__(self, ctx: WriteContext) -> None:
+        self._ctx = ctx
+        self._highest: dict[str, dict[tuple[str, str], int]] = {}
+
+    def _partition(self, partition_path: str) -> dict[tuple[str, str], int]:
+        if partition_path not in self._highest:
+            highest: dict[tuple[str, str], int] = {}
+            for info in self._ctx.storage.list_dir(self._ctx.partition_dir(partition_path)):
+                parsed = parse_log_file_name(info.name)
+                if parsed:
+                    key = (parsed.file_id, parsed.base_instant)
+                    highest[key] = max(highest.get(key, 0), parsed.version)
+            self._highest[partition_path] = highest
+        return self._highest[partition_path]
+
+    def next(self, slice_: LatestSlice) -> int:
+        """1 + the highest version of the slice's log files present in storage or written by this task.
+
+        Raises:
+            StorageError: the partition cannot be listed.
+        """
+        return self._partition(slice_.partition_path).get((slice_.file_id, slice_.base_instant), 0) + 1
+
+    def record(self, slice_: LatestSlice, version: int) -> None:
+        """Note that this task wrote log version ``version`` of the slice."""
+        known = self._partition(slice_.partition_path)
+        key = (slice_.file_id, slice_.base_instant)
+        known[key] = max(known.get(key, 0), version)
 
 
 def _delete_ordering(ctx: WriteContext, removed: pa.Table) -> tuple[list[object], str | None]:
@@ -140,7 +169,8 @@ def _open_log_file(ctx: WriteContext, slice_: LatestSlice, version: int, task: T
 
 
 def append_to_file_group(
-    ctx: WriteContext, slice_: LatestSlice, records: pa.Table, task: TaskIdentity
+    ctx: WriteContext, slice_: LatestSlice, records: pa.Table, task: TaskIdentity,
+    versions: LogVersions | None = None,
 ) -> list[WriteStat]:
     """Append ``records`` (upserts, and deletes flagged ``_hoodie_is_deleted``) to new log files of the
     file group's latest slice (Hudi ``HoodieAppendHandle``).
@@ -148,6 +178,10 @@ def append_to_file_group(
     Upserts go into ``AVRO_DATA_BLOCK``s of at most ``hoodie.logfile.data.block.max.size`` bytes each, the
     deletes into one ``DELETE_BLOCK`` after them. Once a log file reaches ``hoodie.logfile.max.size`` bytes,
     the next block rolls over to the next log version (Hudi ``HoodieLogFormatWriter.rolloverIfNeeded``).
+
+    Args:
+        versions: the task's log versions (:class:`LogVersions`), shared by its file groups; without it the
+            partition is listed for this file group alone.
 
     Returns:
         One delta write stat per log file written (``logVersion``, ``baseFile``, ``logFiles``), or none
@@ -181,7 +215,8 @@ def append_to_file_group(
     folder = ctx.partition_dir(slice_.partition_path)
     written: list[tuple[_OpenLogFile, int]] = []
     current: _OpenLogFile | None = None
-    version = next_log_version(ctx, slice_)
+    versions = versions if versions is not None else LogVersions(ctx)
+    version = versions.next(slice_)
     try:
         for block, n_upserts, n_deletes in blocks:
             if current is not None and current.writer.size >= max_file_size:
@@ -198,6 +233,8 @@ def append_to_file_group(
     finally:
         if current is not None:
             written.append((current, current.writer.close()))
+        for log_file, _ in written:
+            versions.record(slice_, log_file.version)
     elapsed = int((time.monotonic() - start) * 1000)
     stats = []
     log_files = list(slice_.log_file_names)
