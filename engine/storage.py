@@ -252,27 +252,28 @@ class Storage:
     _LISTING_ATTEMPTS = 3
 
     def _select(self, path: str, recursive: bool) -> list[pafs.FileInfo]:
-        """Entries below ``path`` (``[]`` when it does not exist). A local listing reads a directory's names
-        and then stats each; an entry another writer renames or deletes in between (a partition metafile's
-        temporary file, a marker) fails that stat, so the listing is taken again, up to
-        :attr:`_LISTING_ATTEMPTS` times: a listing is a snapshot of a directory other writers change.
+        """Entries below ``path`` (``[]`` when it does not exist). Arrow's local listing reports a folder
+        missing when its ``opendir`` fails and the folder exists by the time Arrow checks (another task created
+        it in between, as tasks creating file groups in one new partition do), so a listing that fails with
+        ``FileNotFoundError`` is taken again, up to :attr:`_LISTING_ATTEMPTS` times.
 
         Raises:
-            StorageError: ``path`` is a file, or the listing failed every attempt.
+            StorageError: ``path`` is a file, or the listing failed (every attempt, for a missing entry).
         """
         selector = pafs.FileSelector(self._p(path), allow_not_found=True, recursive=recursive)
         how = " recursively" if recursive else ""
-        for attempt in range(1, self._LISTING_ATTEMPTS + 1):
+        attempt = 1
+        while True:
             try:
                 return list(self.fs.get_file_info(selector))
             except FileNotFoundError as exc:
-                if attempt == self._LISTING_ATTEMPTS:
+                if attempt >= self._LISTING_ATTEMPTS:
                     raise StorageError(f"cannot list '{path}'{how}: entries kept vanishing while it was "
                                        f"listed ({exc})") from exc
-                LOG.debug("an entry of '%s' vanished while it was listed; listing again", path)
+                LOG.debug("'%s' changed while it was listed; listing again", path)
+                attempt += 1
             except (OSError, pa.ArrowException) as exc:
                 raise StorageError(f"cannot list '{path}'{how}: {exc}") from exc
-        raise AssertionError("unreachable")
 
     def list_dir(self, path: str) -> list[FileInfo]:
         """Direct children of the directory ``path`` (files and directories), sorted by name.

@@ -165,7 +165,7 @@ def write_dataframe(
             raise errors.ConfigError(
                 f"delete from {table.base_path}: the table has no primaryKey (auto-generated keys); delete "
                 "records by their stored _hoodie_record_key (a prepped write, as DELETE FROM does)")
-    # A bucket table's first write (CTAS, or INSERT into a table without file groups) writes every bucket as a
+    # A bucket table's first write (CTAS, or INSERT into a table with no completed commit) writes every bucket as a
     # new file group straight away (Hudi BucketIndexBulkInsertPartitionerWithRows): no tagging, no cache.
     bucket_bulk = (_is_bucket_index(conf) and not prepped and not keyless
                    and operation in (WriteOperation.BULK_INSERT, WriteOperation.INSERT)

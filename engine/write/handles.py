@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -288,7 +289,7 @@ ROLLOVER_CHECK_ROWS = 20_000
 """At most this many rows go into a base file between two checks of ``hoodie.parquet.max.file.size``."""
 
 
-class _GatheringWriter:
+class _GatheringWriter(ABC):
     """What both bulk-insert writers share: rows gathered up to ``batch_rows`` before :meth:`_write_rows` takes
     them, sequence numbers counted across the task's files, and each closed file's write stat."""
 
@@ -317,8 +318,9 @@ class _GatheringWriter:
         self._gathered, self._gathered_rows = [], 0
         self._write_rows(records)
 
+    @abstractmethod
     def _write_rows(self, records: pa.Table) -> None:
-        raise NotImplementedError
+        """Write gathered rows into the writer's files."""
 
     def _append(self, writer: BaseFileWriter, file_name: str, rows: pa.Table) -> None:
         seq = seqnos(self._ctx.instant_time, self._task, rows.num_rows, self._seq)
