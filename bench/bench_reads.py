@@ -125,6 +125,16 @@ def main(argv: list[str] | None = None) -> int:
             results["aggregate_mor_1pct_logs_vs_plain"] = round(timed["plain"][0] / seconds, 2)
             results["aggregate_mor_same_row_count"] = (
                 sum(r["n"] for r in mor_answer) == results["rows"])
+            # The split read (Spark's scan of the base rows the logs leave alone + the log records from Python)
+            # against every slice merged whole by the Python reader: the same answer.
+            plan = spark.sql(AGGREGATE.format(source="lineitem_mor"))._jdf.queryExecution().executedPlan().toString()
+            results["aggregate_mor_split_read"] = "HudiLogFilteredParquet" in plan
+            spark.read.format("hudi").option("sqlext.read.log.keys.max", "0").load(entry.location) \
+                .createOrReplaceTempView("lineitem_mor_whole")
+            seconds, whole_answer = median_seconds(
+                lambda: spark.sql(AGGREGATE.format(source="lineitem_mor_whole")).collect(), 1)
+            results["aggregate_mor_whole_slice_merge_s"] = round(seconds, 2)
+            results["aggregate_mor_same_answer_as_whole_slice_merge"] = whole_answer == mor_answer
         session.stop()
     json.dump(results, sys.stdout, indent=2)
     print()

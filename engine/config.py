@@ -470,6 +470,17 @@ class ReadConfig:
         "Internal (set by sqlext's session catalog): JSON list of [partition path, file id] pairs; the read "
         "returns the rows of these file groups only (the slices with log files of a query whose other slices "
         "Spark's parquet scan reads).")
+    LOG_RECORDS_ONLY = bool_property(
+        "sqlext.read.log.records.only", False,
+        "Internal (set by sqlext's session catalog with sqlext.read.file.groups): the file groups are read without "
+        "their base files: only the log records that win the merge, while Spark's parquet scan reads each base "
+        "file less the rows whose keys the logs name.")
+    LOG_KEYS_MAX = int_property(
+        "sqlext.read.log.keys.max", 5000000,
+        "Merge-on-read snapshot reads: at most this many record keys named by log files (over the whole query) "
+        "are read on the driver so that Spark's parquet scan reads the base rows the logs leave alone, and only "
+        "the log records go through the Python reader; with more (or 0), every slice with log files is merged "
+        "whole by the Python reader.")
 
 
 class MemoryConfig:

@@ -255,6 +255,52 @@ def decode_spans(data: bytes | memoryview, starts: np.ndarray, lengths: np.ndarr
     return pa.Table.from_arrays(columns, schema=arrow_schema)
 
 
+def decode_leading_field(data: bytes | memoryview, starts: np.ndarray, lengths: np.ndarray,
+                         schema: Mapping[str, Any], name: str, typ: pa.DataType) -> pa.Array | None:
+    """One field of records that lie in one buffer (as :func:`decode_spans`), decoding only the fields up to
+    it: a record's leading fields are read to find where ``name`` starts, the rest of the record is skipped.
+    Used for the record keys of a log block (``_hoodie_record_key`` is the third field of Hudi's schemas).
+
+    Args:
+        data, starts, lengths: as :func:`decode_spans`.
+        schema: the Avro record schema the records were written with (parsed JSON).
+        name: the field wanted.
+        typ: its Arrow type (``avro_to_arrow`` of the field).
+
+    Returns:
+        One value per record, or None when the schema has no such field, a field before it (or it) is of a
+        type this module does not cover, or the bytes do not decode cleanly (the caller then decodes whole
+        records).
+    """
+    if schema.get("type") != "record":
+        return None
+    cursor = _Cursor(data, starts, lengths)
+    try:
+        for field in schema.get("fields", []):
+            if field.get("name") == name:
+                values = _decode_field(cursor, field["type"], typ)
+                return values if bool(np.all(cursor.pos <= cursor.ends)) else None
+            node = field["type"]
+            if not covers({"type": "record", "fields": [field]}):
+                return None
+            _decode_field(cursor, node, _skip_type(node))
+    except (_NotCovered, _Malformed, IndexError):
+        return None
+    return None
+
+
+def _skip_type(node: Any) -> pa.DataType:
+    """An Arrow type :func:`_decode_value` accepts for Avro type ``node`` (the value is decoded, then dropped)."""
+    if isinstance(node, list):
+        node = next(b for b in node if b != "null")
+    kind = node.get("type") if isinstance(node, dict) else node
+    logical = node.get("logicalType") if isinstance(node, dict) else None
+    if logical == "decimal":
+        return pa.decimal128(38, int(node.get("scale", 0)))
+    return {"boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
+            "double": pa.float64(), "string": pa.binary(), "bytes": pa.binary()}[str(kind)]
+
+
 def covers(schema: Mapping[str, Any]) -> bool:
     """Whether :func:`decode_records` handles every field type of record ``schema`` (values may still fall
     back, e.g. a decimal wider than 64 bits)."""

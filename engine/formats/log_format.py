@@ -42,7 +42,7 @@ import numpy as np
 import pyarrow as pa
 
 from engine.errors import CorruptFile, SchemaMismatch, StorageError
-from engine.formats.avro_decode import covers, decode_spans
+from engine.formats.avro_decode import covers, decode_leading_field, decode_spans
 from engine.formats.avro_encode import encode_rows, frame_records
 from engine.formats.avro_schema import avro_to_arrow
 from engine.formats.log_block import (
@@ -393,6 +393,41 @@ class AvroDataBlock(LogBlock):
                 raise CorruptFile(
                     f"Avro data block in {self.file_path or '<memory>'} does not convert to Arrow: {exc}"
                 ) from exc
+
+    def column_values(self, name: str, storage: Storage | None = None, chunk_rows: int = 65536) -> pa.Array:
+        """One column of every record, e.g. the record keys (``_hoodie_record_key``), decoding each record only
+        up to that field when its leading fields are of types :mod:`engine.formats.avro_decode` covers (Hudi's
+        meta fields come first), else decoding whole records.
+
+        Args:
+            name: the field (Avro name, as written).
+            storage: needed when a lazy read left the content on disk.
+            chunk_rows: records decoded at a time.
+
+        Returns:
+            A string or other Arrow array (``avro_to_arrow`` of the field), one value per record; all nulls
+            when the writer schema has no such field.
+
+        Raises:
+            CorruptFile: no SCHEMA header; undecodable content.
+            StorageError: the log file cannot be read.
+        """
+        if not self.schema_json:
+            raise CorruptFile(f"Avro data block in {self.file_path or '<memory>'} has no SCHEMA header")
+        writer_schema = header_schema(self.schema_json, self.file_path)
+        arrow = avro_to_arrow(writer_schema)
+        index = arrow.get_field_index(name)
+        if index < 0:
+            return pa.nulls(self.record_count_from(storage), pa.string())
+        typ = arrow.field(index).type
+        pieces: list[pa.Array] = []
+        for data, starts, lengths in self._record_spans(chunk_rows, storage):
+            values = decode_leading_field(data, starts, lengths, writer_schema, name, typ)
+            if values is None:
+                return pa.concat_arrays([t.column(name).combine_chunks()
+                                         for t in self.iter_tables(chunk_rows, storage)] or [pa.array([], typ)])
+            pieces.append(values)
+        return pa.concat_arrays(pieces) if pieces else pa.array([], typ)
 
     def to_table(self) -> pa.Table:
         """The records as one Arrow table typed by ``avro_to_arrow`` of the SCHEMA header.

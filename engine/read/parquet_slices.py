@@ -8,8 +8,13 @@ slice's rows, so Spark's parquet reader — vectorized, with column pruning and 
 it as the file-group reader would, as long as reading columns *by name* into the query's types gives what
 :func:`engine.formats.conform.conform_table` gives. The answer is :class:`ParquetReadPlan`: the base files
 for Spark, the file groups with log files for the Python merge (:mod:`engine.read.file_group_reader`),
-or a reason why the whole query stays on the Python reader. Decided conservatively; the Python reader
-keeps:
+or a reason why the whole query stays on the Python reader.
+
+A slice with log files is split when a log record wins over its base row whatever the base row holds
+(:func:`_split_merge_keys`): Spark's scan reads its base file less the first row of each record key the logs
+name (:attr:`ParquetReadPlan.keyed_files`, keys from :mod:`engine.read.log_keys`), and the Python reader returns
+the log records only (``sqlext.read.log.records.only``) — Hudi's ``HoodieMergeOnReadRDD`` with its log record map
+reduced to keys on the JVM side. Decided conservatively; the Python reader keeps:
 
 * incremental and CDC queries (commit-time filtering, change images);
 * tables whose schema evolved on read (``.hoodie/.schema``: files are read by column id, renamed and
@@ -29,6 +34,7 @@ keeps:
 from __future__ import annotations
 
 import datetime
+import logging
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -41,9 +47,19 @@ from engine.config import HoodieConfig, ReadConfig, TableConfig
 from engine.errors import EngineError
 from engine.formats.avro_schema import META_FIELDS, avro_to_arrow, parse_avro_schema
 from engine.read.cdc import is_cdc_query
-from engine.read.planner import QueryPlan, QueryType, normalize_instant, plan_query, takes_path_value
+from engine.read.log_keys import slice_log_keys
+from engine.read.planner import (
+    QueryPlan,
+    QueryType,
+    ReadSplit,
+    normalize_instant,
+    plan_query,
+    takes_path_value,
+)
 from engine.read.pruning import Predicate, partition_filter
 from engine.table import Table
+
+logger = logging.getLogger(__name__)
 
 _BOOTSTRAP_BASE_PATH = "hoodie.bootstrap.base.path"
 
@@ -66,6 +82,21 @@ class ParquetFile:
 
 
 @dataclass(frozen=True)
+class KeyedParquetFile:
+    """The base file of a slice with log files, which Spark's parquet scan reads less the rows whose record keys
+    the slice's logs name (the first row with each such key; later rows with that key, duplicates written by
+    ``insert``, stay as stored, as in the Python merge).
+
+    Attributes:
+        file: the base file.
+        keys: the record keys the slice's applicable log blocks name (:func:`engine.read.log_keys.slice_log_keys`).
+    """
+
+    file: ParquetFile
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ParquetReadPlan:
     """How one snapshot or read-optimized query splits between Spark's parquet scan and the Python reader.
 
@@ -78,6 +109,10 @@ class ParquetReadPlan:
         files: base files of the slices without log files (Spark's parquet scan).
         merged_groups: ``(partition path, file id)`` of the slices with log files (the Python reader, with
             ``sqlext.read.file.groups``).
+        keyed_files: when set, the merge of :attr:`merged_groups` is split: Spark's parquet scan reads these
+            base files less the rows their logs name, and the Python reader reads :attr:`merged_groups` without
+            their base files (``sqlext.read.log.records.only``): the log records that win. Empty when every
+            slice with log files is merged whole by the Python reader.
         path_columns: the partition columns Spark's scan takes from :attr:`path_values` instead of the files
             (query spelling; :class:`engine.read.planner.PartitionColumns`), empty when none.
         path_values: partition path → the values of :attr:`path_columns` there, as text Spark's types parse
@@ -91,6 +126,7 @@ class ParquetReadPlan:
     merged_groups: tuple[tuple[str, str], ...] = ()
     path_columns: tuple[str, ...] = ()
     path_values: tuple[tuple[str, tuple[str | None, ...]], ...] = ()
+    keyed_files: tuple[KeyedParquetFile, ...] = ()
 
     @property
     def mode(self) -> str:
@@ -271,10 +307,13 @@ def plan_parquet_read(table: Table, options: HoodieConfig, query_schema: pa.Sche
     as_of = options.raw(ReadConfig.AS_OF_INSTANT)
     pinned = normalize_instant(as_of) if as_of else (completed[-1] if completed else None)
     base_only = [s for s in plan.splits if not s.log_files and s.base_file is not None]
-    merged = tuple(sorted({(s.partition_path, s.file_id) for s in plan.splits if s.log_files}))
-    if not base_only:
+    merged_splits = [s for s in plan.splits if s.log_files]
+    merged = tuple(sorted({(s.partition_path, s.file_id) for s in merged_splits}))
+    split_keys = _split_merge_keys(table, options, plan, query_schema, merged_splits)
+    keyed_splits = [s for s in merged_splits if s.base_file is not None] if split_keys is not None else []
+    if not base_only and not keyed_splits:
         return _python(base_path, "every file slice has log files" if merged else "no base files")
-    for instant, text in _written_schemas(table, (s.base_instant for s in base_only)).items():
+    for instant, text in _written_schemas(table, (s.base_instant for s in base_only + keyed_splits)).items():
         if text is None:
             continue
         try:
@@ -285,18 +324,68 @@ def plan_parquet_read(table: Table, options: HoodieConfig, query_schema: pa.Sche
         if difference is not None:
             return _python(base_path, f"base files of {instant}: {difference}")
     files = []
-    for split in base_only:
+    for split in base_only + keyed_splits:
         assert split.base_file is not None
         local = _local_path(split.base_file)
         if local is None:
             return _python(base_path, f"base file {split.base_file} is not a local file")
-        if split.size_bytes < _MIN_PARQUET_BYTES:
+        base_bytes = split.size_bytes if not split.log_files else table.storage.size(split.base_file)
+        if base_bytes < _MIN_PARQUET_BYTES:
             # Spark's scan skips an empty file without a word; the Python reader names it as corrupt.
-            return _python(base_path, f"base file {split.base_file} has {split.size_bytes} bytes, too few for "
+            return _python(base_path, f"base file {split.base_file} has {base_bytes} bytes, too few for "
                                       f"parquet")
-        files.append(ParquetFile(local, split.size_bytes, split.base_mtime_ms, split.partition_path))
+        files.append(ParquetFile(local, base_bytes, split.base_mtime_ms, split.partition_path))
+    keyed = tuple(KeyedParquetFile(file, split_keys[(split.partition_path, split.file_id)])
+                  for file, split in zip(files[len(base_only):], keyed_splits, strict=True)) \
+        if split_keys is not None else ()
     columns, values = _path_values(plan, query_schema, sorted({f.partition_path for f in files}))
-    return ParquetReadPlan(None, base_path, pinned, tuple(files), merged, columns, values)
+    return ParquetReadPlan(None, base_path, pinned, tuple(files[:len(base_only)]), merged, columns, values, keyed)
+
+
+def _split_merge_keys(table: Table, options: HoodieConfig, plan: QueryPlan, query_schema: pa.Schema,
+                      merged_splits: Sequence[ReadSplit]) -> dict[tuple[str, str], tuple[str, ...]] | None:
+    """The record keys each slice with log files names, by ``(partition path, file id)``, when the merge of
+    those slices may be split (:attr:`ParquetReadPlan.keyed_files`); None when it may not:
+
+    * a log record must win over the base row whatever the base row holds: not for payloads under which a
+      base row with a greater ordering value survives (``DefaultHoodieRecordPayload``, ``EventTimeAvroPayload``
+      with a precombine field) or which fill a log record's nulls from the base row
+      (``OverwriteNonDefaultsWithLatestAvroPayload``), nor for payloads this engine does not merge;
+    * the base files hold ``_hoodie_record_key`` (``hoodie.populate.meta.fields``), and the query reads it;
+    * at most ``sqlext.read.log.keys.max`` keys in all (:attr:`ReadConfig.LOG_KEYS_MAX`; they are read on the
+      driver and shipped to the scan).
+
+    Raises:
+        EngineError: a log file cannot be read or holds a block with null record keys (the caller keeps the
+            query on the Python reader, which reports it).
+    """
+    limit = options.get(ReadConfig.LOG_KEYS_MAX)
+    settings = plan.merge
+    if limit is None or limit <= 0 or settings is None or not merged_splits:
+        return None
+    if META_FIELDS[2] not in query_schema.names:
+        return None
+    try:
+        if (not settings.populate_meta_fields or not settings.log_record_applies_once
+                or settings.fills_nulls_from_base
+                or (settings.event_time_ordering and settings.precombine_field)):
+            return None
+    except EngineError:  # a payload the merge does not implement: the Python reader says so
+        return None
+    block_filter = plan.block_filter()
+    keys: dict[tuple[str, str], tuple[str, ...]] = {}
+    total = 0
+    for split in merged_splits:
+        if split.base_file is None:
+            continue
+        named = slice_log_keys(table.storage, split.log_files, block_filter)
+        total += len(named)
+        if total > limit:
+            logger.info("Table %s: the logs name more than %s=%d record keys; slices with log files are "
+                        "merged whole by the Python reader", table.base_path, ReadConfig.LOG_KEYS_MAX.key, limit)
+            return None
+        keys[(split.partition_path, split.file_id)] = tuple(named.to_pylist())
+    return keys
 
 
 def _path_values(plan: QueryPlan, query_schema: pa.Schema, partitions: Sequence[str]

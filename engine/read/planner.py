@@ -245,7 +245,8 @@ def plan_query(
             ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``, ``hoodie.query.as.ro.table``),
             and sqlext's internal ``sqlext.read.pinned.instant`` (a snapshot or read-optimized read without
             ``as.of.instant`` reads as of that instant when newer commits completed since) and
-            ``sqlext.read.file.groups`` (only these file groups; :func:`file_groups_option`).
+            ``sqlext.read.file.groups`` (only these file groups; :func:`file_groups_option`), with
+            ``sqlext.read.log.records.only`` (their slices without their base files).
         partition_filter: keeps only partitions for which it returns True (partition pruning).
 
     Raises:
@@ -273,6 +274,7 @@ def plan_query(
     if pinned and as_of is None and query_type is not QueryType.INCREMENTAL and completed and completed[-1] > pinned:
         as_of = normalize_instant(pinned)  # commits completed since the query was planned: read what it saw
     only_groups = _file_groups(options, table)
+    logs_only = only_groups is not None and bool(options.get(ReadConfig.LOG_RECORDS_ONLY))
     begin = end = None
     touched: set[str] | None = None
     if query_type is QueryType.INCREMENTAL:
@@ -326,6 +328,8 @@ def plan_query(
                 continue
             logs = () if query_type is QueryType.READ_OPTIMIZED else tuple(lf.path for lf in slice_.log_files)
             base = slice_.base_file
+            if logs_only and logs:
+                base = None  # Spark's parquet scan reads the base rows the logs leave alone
             if base is None and not logs:
                 continue
             size = (base.size if base else 0) + sum(lf.size for lf in slice_.log_files if lf.path in logs)

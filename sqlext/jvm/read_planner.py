@@ -49,8 +49,11 @@ def answer_plan(request: dict[str, Any]) -> dict[str, Any]:
     Returns:
         ``{"mode": "python", "reason": ...}``, or ``{"mode": "parquet" | "union", "basePath", "pinnedInstant",
         "files": [{"path", "size", "mtime", "partition"}], "fileGroups": [[partition, file id]],
-        "pathColumns": [column], "pathValues": {partition: [text or null per path column]}}`` (the columns
-        Spark's scan takes from partition paths, :attr:`ParquetReadPlan.path_columns`).
+        "pathColumns": [column], "pathValues": {partition: [text or null per path column]}, "keyedFiles":
+        [{"path", "size", "mtime", "partition", "keys": [record key]}]}`` (the columns Spark's scan takes from
+        partition paths, :attr:`ParquetReadPlan.path_columns`; the base files Spark's scan reads less the rows
+        whose keys their logs name, :attr:`ParquetReadPlan.keyed_files`: when there are any, the Python part
+        reads the file groups' log records only).
 
     Raises:
         EngineError: the table cannot be read or the options are invalid.
@@ -71,6 +74,8 @@ def answer_plan(request: dict[str, Any]) -> dict[str, Any]:
         "fileGroups": [list(g) for g in plan.merged_groups],
         "pathColumns": list(plan.path_columns),
         "pathValues": {partition: list(values) for partition, values in plan.path_values},
+        "keyedFiles": [{"path": k.file.path, "size": k.file.size, "mtime": k.file.mtime_ms,
+                        "partition": k.file.partition_path, "keys": list(k.keys)} for k in plan.keyed_files],
     }
 
 

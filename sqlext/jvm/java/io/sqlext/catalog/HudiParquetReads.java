@@ -4,6 +4,8 @@
 package io.sqlext.catalog;
 
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,11 +15,18 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
 import org.apache.spark.sql.catalyst.plans.logical.Union;
@@ -33,9 +42,11 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonTable;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DateType;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.DecimalType;
@@ -43,6 +54,7 @@ import org.apache.spark.sql.types.DoubleType;
 import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ObjectType;
 import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
@@ -75,7 +87,10 @@ import scala.jdk.javaapi.CollectionConverters;
  *       relation over the slices without log files and of the {@code hudi} data source restricted to the
  *       other file groups (option {@code sqlext.read.file.groups}), read as of the instant the plan was made
  *       at ({@code sqlext.read.pinned.instant}), so both parts see one snapshot and every file group is read
- *       once;</li>
+ *       once. When the plan names {@code keyedFiles} (the base files of those slices with the record keys
+ *       their logs name), a third part reads them with Spark's scan less the rows those keys replace
+ *       ({@link HudiLogFilteredParquet}) and the Python part returns the log records only
+ *       ({@code sqlext.read.log.records.only});</li>
  *   <li>{@code python}: the read stays as it is (incremental and CDC queries, tables whose schema evolved on
  *       read, ... — see the Python planner, {@code engine.read.parquet_slices}).</li>
  * </ul>
@@ -93,6 +108,12 @@ public final class HudiParquetReads extends Rule<LogicalPlan> {
 
   /** Reader option: the file groups the Python part reads (the engine's {@code ReadConfig.FILE_GROUPS}). */
   static final String FILE_GROUPS = "sqlext.read.file.groups";
+
+  /** The column holding record keys in Hudi base files. */
+  static final String RECORD_KEY = "_hoodie_record_key";
+
+  /** Reader option: the Python part reads the log records only (the engine's {@code ReadConfig.LOG_RECORDS_ONLY}). */
+  static final String LOG_RECORDS_ONLY = "sqlext.read.log.records.only";
 
   private static final Logger LOG = LoggerFactory.getLogger(HudiParquetReads.class);
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -207,9 +228,9 @@ public final class HudiParquetReads extends Rule<LogicalPlan> {
     // Columns in both schemas: Spark keeps the data schema's order and reads their values from the partitions.
     HadoopFsRelation fsRelation = new HadoopFsRelation(index, partitionSchema, schema, Option.empty(),
         new ParquetFileFormat(), scalaMap(PARQUET_OPTIONS), session);
-    LogicalRelation parquet = new LogicalRelation(fsRelation, relation.output(), catalogTable(relation), false,
-        Option.empty());
     if ("parquet".equals(mode)) {
+      LogicalRelation parquet = new LogicalRelation(fsRelation, relation.output(), catalogTable(relation), false,
+          Option.empty());
       LOG.debug("Table {}: {} base files read by Spark's parquet scan", relation.name(), index.fileCount());
       return parquet;
     }
@@ -218,6 +239,10 @@ public final class HudiParquetReads extends Rule<LogicalPlan> {
       partOptions.put(PINNED_INSTANT, pinned);
     }
     partOptions.put(FILE_GROUPS, answer.path("fileGroups").toString());
+    JsonNode keyed = answer.path("keyedFiles");
+    if (keyed.size() > 0) {
+      partOptions.put(LOG_RECORDS_ONLY, "true");
+    }
     DataSourceV2Relation fresh = relation.newInstance();
     Table partTable = fresh.table();
     if (partTable instanceof PythonTable) {
@@ -231,9 +256,63 @@ public final class HudiParquetReads extends Rule<LogicalPlan> {
     }
     DataSourceV2Relation merged = fresh.copy(partTable, fresh.output(), fresh.catalog(), fresh.identifier(),
         new CaseInsensitiveStringMap(partOptions), fresh.timeTravelSpec());
-    LOG.debug("Table {}: {} base files read by Spark's parquet scan, {} file groups with log files by the "
-        + "Python reader", relation.name(), index.fileCount(), answer.path("fileGroups").size());
-    return new Union(CollectionConverters.asScala(List.<LogicalPlan>of(parquet, merged)).toSeq(), false, false);
+    // The union's output is its first child's: the relation's own attributes go to the first part.
+    List<LogicalPlan> parts = new ArrayList<>();
+    if (index.fileCount() > 0) {
+      parts.add(new LogicalRelation(fsRelation, relation.output(), catalogTable(relation), false, Option.empty()));
+    }
+    if (keyed.size() > 0) {
+      parts.add(logFiltered(relation, keyed, answer.path("basePath").asText(), pinned, partitionSchema,
+          partitionValues, parts.isEmpty() ? relation.output() : relation.newInstance().output()));
+    }
+    parts.add(merged);
+    LOG.debug("Table {}: {} base files read by Spark's parquet scan, {} less the rows their logs name; {} file "
+        + "groups with log files by the Python reader", relation.name(), index.fileCount(), keyed.size(),
+        answer.path("fileGroups").size());
+    return new Union(CollectionConverters.asScala(parts).toSeq(), false, false);
+  }
+
+  /**
+   * The scan of the base files of slices with log files ({@code keyedFiles} of the plan), each less the first row
+   * of every key its logs name: a non-deterministic filter ({@link HudiLogFilteredParquet#keep}) over Spark's
+   * batched parquet scan of those files, which never splits a file. The keys go to executors as one broadcast.
+   */
+  private LogicalPlan logFiltered(DataSourceV2Relation relation, JsonNode keyed, String basePath,
+      String pinned, StructType partitionSchema, Map<String, InternalRow> partitionValues,
+      scala.collection.immutable.Seq<AttributeReference> output) {
+    List<HudiBaseFileIndex.BaseFile> files = new ArrayList<>();
+    HashMap<String, HashSet<UTF8String>> keys = new HashMap<>();
+    for (JsonNode file : keyed) {
+      String path = file.path("path").asText();
+      files.add(new HudiBaseFileIndex.BaseFile(path, file.path("size").asLong(), file.path("mtime").asLong(),
+          file.path("partition").asText("")));
+      HashSet<UTF8String> named = new HashSet<>();
+      for (JsonNode key : file.path("keys")) {
+        named.add(UTF8String.fromString(key.asText()));
+      }
+      keys.put(new org.apache.hadoop.fs.Path(path).getName(), named);
+    }
+    AttributeReference recordKey = null;
+    for (AttributeReference attribute : CollectionConverters.asJava(output)) {
+      if (attribute.name().equals(RECORD_KEY)) {
+        recordKey = attribute;
+      }
+    }
+    if (recordKey == null) {
+      throw new IllegalStateException("Hudi table " + relation.name() + ": no " + RECORD_KEY + " column");
+    }
+    HudiBaseFileIndex index = new HudiBaseFileIndex(relation.name(), basePath, pinned, files, partitionSchema,
+        partitionValues);
+    Broadcast<HashMap<String, HashSet<UTF8String>>> shipped =
+        JavaSparkContext.fromSparkContext(session.sparkContext()).broadcast(keys);
+    HadoopFsRelation fsRelation = new HadoopFsRelation(index, partitionSchema, relation.schema(), Option.empty(),
+        new HudiLogFilteredParquet(), scalaMap(PARQUET_OPTIONS), session);
+    LogicalRelation scan = new LogicalRelation(fsRelation, output, catalogTable(relation), false, Option.empty());
+    Expression keep = new StaticInvoke(HudiLogFilteredParquet.class, DataTypes.BooleanType, "keep",
+        CollectionConverters.asScala(List.<Expression>of(
+            Literal.create(shipped, new ObjectType(Broadcast.class)), recordKey)).toSeq(),
+        CollectionConverters.asScala(List.<AbstractDataType>of()).toSeq(), false, false, false, Option.empty());
+    return new Filter(keep, scan);
   }
 
   /** The fields of {@code schema} named in {@code columns} (the engine spells them as the schema does). */
