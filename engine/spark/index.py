@@ -235,8 +235,34 @@ def bucket_id_column(spec: BucketSpec, key: str = RECORD_KEY) -> Column:
     return udf(F.col(key))
 
 
+def bucket_groups(table: Table, pairs: Sequence[tuple[str, int]], *, reuse_existing: bool = True
+                  ) -> tuple[dict[tuple[str, int], str], dict[str, str]]:
+    """The file group of each ``(partition path, bucket number)`` of ``pairs``: the latest file slice of that
+    bucket in the partition, or a new bucket file group (:func:`engine.index.bucket.new_bucket_groups`).
+
+    Args:
+        reuse_existing: False for overwrites: every bucket gets a new file group.
+
+    Returns:
+        ``(partition, bucket) → file id``, and the new file groups (file id → partition path).
+
+    Raises:
+        IndexLookupError: a partition has two file groups for one bucket, or file groups of another index type.
+    """
+    existing: dict[str, dict[int, str]] = {}
+    if reuse_existing:
+        view = table.file_system_view()
+        for partition in sorted({p for p, _ in pairs}):
+            file_ids = [fs.file_id for fs in view.latest_file_slices(partition, merge_pending_compaction=False)]
+            existing[partition] = bucket_file_groups(partition, file_ids, table.base_path)
+    groups = new_bucket_groups(pairs, existing)
+    known = {fid for mapping in existing.values() for fid in mapping.values()}
+    return groups, {fid: partition for (partition, _), fid in groups.items() if fid not in known}
+
+
 def tag_buckets(
-    spark: SparkSession, table: Table, keyed: DataFrame, conf: HoodieConfig, *, reuse_existing: bool = True
+    spark: SparkSession, table: Table, keyed: DataFrame, conf: HoodieConfig, *, reuse_existing: bool = True,
+    located: tuple[dict[tuple[str, int], str], dict[str, str]] | None = None,
 ) -> tuple[DataFrame, dict[str, str]]:
     """Tag records with the file group of their bucket (Hudi ``HoodieSimpleBucketIndex.tagLocation``): no data
     file is read; the buckets of the latest file slices of the touched partitions are the index.
@@ -249,6 +275,8 @@ def tag_buckets(
 
     Args:
         reuse_existing: False for overwrites: every bucket gets a new file group (the old ones are replaced).
+        located: :func:`bucket_groups` of every ``(partition, bucket)`` of ``keyed`` when the caller has it
+            (counted with the keys); None: the pairs are collected from ``keyed`` (one Spark job).
 
     Returns:
         The tagged rows and the new file groups (file id → partition path) the write creates.
@@ -259,23 +287,17 @@ def tag_buckets(
     """
     spec = BucketSpec.from_config(conf, table.base_path)
     with_bucket = keyed if BUCKET_ID in keyed.columns else keyed.withColumn(BUCKET_ID, bucket_id_column(spec))
-    pairs = [(str(r[0]), int(r[1])) for r in with_bucket.select(PARTITION_PATH, BUCKET_ID).distinct().collect()]
-    existing: dict[str, dict[int, str]] = {}
-    if reuse_existing:
-        view = table.file_system_view()
-        for partition in sorted({p for p, _ in pairs}):
-            file_ids = [fs.file_id for fs in view.latest_file_slices(partition, merge_pending_compaction=False)]
-            existing[partition] = bucket_file_groups(partition, file_ids, table.base_path)
-    groups = new_bucket_groups(pairs, existing)
-    known = {fid for mapping in existing.values() for fid in mapping.values()}
-    created = {fid: partition for (partition, _), fid in groups.items() if fid not in known}
+    if located is None:
+        pairs = [(str(r[0]), int(r[1])) for r in with_bucket.select(PARTITION_PATH, BUCKET_ID).distinct().collect()]
+        located = bucket_groups(table, pairs, reuse_existing=reuse_existing)
+    groups, created = located
     schema = StructType([StructField(PARTITION_PATH, StringType()), StructField(BUCKET_ID, IntegerType()),
                          StructField("_bucket_file_id", StringType())])
     mapping = spark.createDataFrame([(p, b, fid) for (p, b), fid in groups.items()], schema)
     joined = with_bucket.join(F.broadcast(mapping), on=[PARTITION_PATH, BUCKET_ID], how="left")
     if FILE_ID in keyed.columns:
-        located = F.coalesce(F.col(FILE_ID), F.col("_bucket_file_id"))
-        tagged = joined.withColumn(FILE_ID, located).drop("_bucket_file_id", BUCKET_ID)
+        file_id = F.coalesce(F.col(FILE_ID), F.col("_bucket_file_id"))
+        tagged = joined.withColumn(FILE_ID, file_id).drop("_bucket_file_id", BUCKET_ID)
     else:
         tagged = joined.withColumnRenamed("_bucket_file_id", FILE_ID).drop(BUCKET_ID)
     kept = [c for c in keyed.columns if c != BUCKET_ID]

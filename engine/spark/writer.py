@@ -48,7 +48,7 @@ from engine.spark.bulk_insert import bucket_bulk_insert, bulk_insert
 from engine.spark.clustering import run_inline_clustering
 from engine.spark.compaction import run_inline_compaction
 from engine.spark.dup_policy import apply_dup_policy, insert_dup_policy
-from engine.spark.index import bucket_id_column, locate_keys, tag_buckets, tag_locations
+from engine.spark.index import bucket_groups, bucket_id_column, locate_keys, tag_buckets, tag_locations
 from engine.spark.record_keys import add_keys, auto_key_column, stored_arrow_schema, table_arrow_schema
 from engine.spark.task_errors import failure_summary, unwrap_task_error
 from engine.spark.task_slots import MAX_SLOTTED_BUCKETS, SLOT, slot_column
@@ -198,12 +198,13 @@ def write_dataframe(
     persisted: list[DataFrame] = []
     held: list[Callable[[], object]] = []  # broadcasts of index lookups, released after the write
     early_keyed = None
+    bucket_counts: list[tuple[str, int, int]] | None = None
     if operation is not WriteOperation.BULK_INSERT and not prepped and not keyless and not bucket_bulk:
         # Values cast to the table's types, record keys and partition paths are computed (and cached) before
         # the instant exists: bad input (CAST_INVALID_INPUT, a null key, an unsafe partition value) fails the
         # statement with nothing on the timeline.
         with metrics.phase("prepare"):
-            early_keyed = _prepare_keys(df, table, conf, table_schema, persisted)
+            early_keyed, bucket_counts = _prepare_keys(df, table, conf, table_schema, persisted)
     with metrics.phase("start"):
         try:
             instant = start_write(table, operation, conf)
@@ -244,7 +245,7 @@ def write_dataframe(
                 keyed = df
             stats, replaced = _bucketed_write(
                 spark, table, keyed, operation, conf, ctx, metrics, prepped, overwrite_partitions, persisted,
-                keyed_cached=keyed is early_keyed,
+                keyed_cached=keyed is early_keyed, bucket_counts=bucket_counts if keyed is early_keyed else None,
             )
         with metrics.phase("commit"):
             committed = finish_write(table, instant, operation, stats, avro_schema, replaced, conf=conf)
@@ -295,9 +296,13 @@ def write_dataframe(
 
 
 def _prepare_keys(df: DataFrame, table: Table, conf: HoodieConfig, table_schema: pa.Schema,
-                  persisted: list[DataFrame]) -> DataFrame:
+                  persisted: list[DataFrame]) -> tuple[DataFrame, list[tuple[str, int, int]] | None]:
     """``df`` with record keys and partition paths (and with the bucket index, each row's
     ``_hoodie_bucket_id``), cached and counted so every value is computed now.
+
+    Returns:
+        The cached rows, and with the bucket index their counts per ``(partition path, bucket number)``
+        (the one Spark job that fills the cache; tagging and write planning need nothing else), else None.
 
     Raises:
         ConfigError: bad bucket settings.
@@ -311,6 +316,10 @@ def _prepare_keys(df: DataFrame, table: Table, conf: HoodieConfig, table_schema:
             keyed = keyed.withColumn(BUCKET_ID, bucket_id_column(BucketSpec.from_config(conf, table.base_path)))
         keyed = keyed.persist(StorageLevel.MEMORY_AND_DISK)
         persisted.append(keyed)
+        if _is_bucket_index(conf):
+            counts = [(str(r[0]), int(r[1]), int(r[2]))
+                      for r in keyed.groupBy(PARTITION_PATH, BUCKET_ID).count().collect()]
+            return keyed, counts
         keyed.count()
     except BaseException as exc:
         for frame in persisted:
@@ -319,7 +328,7 @@ def _prepare_keys(df: DataFrame, table: Table, conf: HoodieConfig, table_schema:
         if isinstance(exc, KeyboardInterrupt) or cause is None:
             raise
         raise cause from exc
-    return keyed
+    return keyed, None
 
 
 def _is_completed(table: Table, instant_time: str) -> bool:
@@ -346,11 +355,23 @@ def _bucketed_write(
     overwrite_partitions: Sequence[str] | None,
     persisted: list[DataFrame],
     keyed_cached: bool = False,
+    bucket_counts: Sequence[tuple[str, int, int]] | None = None,
 ) -> tuple[list[WriteStat], dict[str, list[str]]]:
+    """Tag, plan and write ``keyed``; returns the write stats and the replaced file groups by partition.
+
+    ``bucket_counts``: the rows of ``keyed`` (cached) per ``(partition path, bucket number)``, counted when the
+    keys were: the bucket index then tags and the planner counts from them, with no Spark job of their own."""
     created: dict[str, str] = {}
+    counts: list[tuple[str, str | None, int]] | None = None
     bucket_tagged = _is_bucket_index(conf) and not (operation is WriteOperation.DELETE and prepped)
     with metrics.phase("tag"):
-        if bucket_tagged:
+        if bucket_tagged and bucket_counts is not None and keyed_cached and FILE_ID not in keyed.columns \
+                and operation in (WriteOperation.UPSERT, WriteOperation.INSERT):
+            groups, created = bucket_groups(table, [(p, b) for p, b, _ in bucket_counts],
+                                            reuse_existing=not operation.is_replace)
+            tagged, created = tag_buckets(spark, table, keyed, conf, located=(groups, created))
+            counts = [(p, groups[(p, b)], n) for p, b, n in bucket_counts]
+        elif bucket_tagged:
             tagged, created = tag_buckets(spark, table, keyed, conf, reuse_existing=not operation.is_replace)
             if operation is WriteOperation.DELETE:
                 tagged = tagged.filter(~F.col(FILE_ID).isin(list(created)))
@@ -370,9 +391,10 @@ def _bucketed_write(
             # Counted, then written: cached unless it is a broadcast join away from the cached keyed rows.
             tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
             persisted.append(tagged)
-        counts = tagged.groupBy(PARTITION_PATH, FILE_ID).count().collect()
+        if counts is None:
+            counts = [(r[0], r[1], r[2]) for r in tagged.groupBy(PARTITION_PATH, FILE_ID).count().collect()]
     with metrics.phase("plan"):
-        profile = WorkloadProfile.from_counts((r[0], r[1], r[2]) for r in counts)
+        profile = WorkloadProfile.from_counts(counts)
         view = table.file_system_view()
         touched = sorted({r[0] for r in counts})
         check_partition_layout(table.storage, table.base_path, touched, table.name)
