@@ -4,6 +4,7 @@ is plain pyarrow in :mod:`engine.index`; this module only decides which task rea
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Sequence
 
@@ -24,6 +25,8 @@ from engine.spark import tasks
 from engine.spark.schema import column
 from engine.table import Table
 from engine.write.prepare import BUCKET_ID, FILE_ID, IS_DELETED, PARTITION_PATH, RECORD_KEY
+
+logger = logging.getLogger(__name__)
 
 BLOOM_INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM")
 STORED_PARTITION = "_hoodie_stored_partition_path"
@@ -223,10 +226,36 @@ def with_moved_copies(rows: DataFrame, moved: Column) -> tuple[DataFrame, Column
     return doubled, F.col(_COPY) == 1
 
 
+JAVA_BUCKET_ID_CLASS = "io.sqlext.catalog.HudiBucketId"
+"""The JVM twin of :func:`engine.index.bucket.bucket_id` (a Spark Java UDF shipped in sqlext's jar)."""
+
+_JAVA_BUCKET_ID_FUNCTION = "sqlext_hudi_bucket_id"
+
+
+def _java_bucket_function(spark: SparkSession | None) -> bool:
+    """Whether ``spark`` has the JVM bucket function, registering it (once per session) when its class is on the
+    session's classpath (sqlext sessions put it there)."""
+    if spark is None:
+        return False
+    try:
+        if not spark.catalog.functionExists(_JAVA_BUCKET_ID_FUNCTION):
+            spark.udf.registerJavaFunction(_JAVA_BUCKET_ID_FUNCTION, JAVA_BUCKET_ID_CLASS, IntegerType())
+        return True
+    except Exception as exc:  # noqa: BLE001 - the class is not on this session's classpath
+        logger.debug("bucket ids hashed in Python: %s unavailable (%s)", JAVA_BUCKET_ID_CLASS, exc)
+        return False
+
+
 def bucket_id_column(spec: BucketSpec, key: str = RECORD_KEY) -> Column:
-    """``int`` bucket number of each record (:func:`engine.index.bucket.bucket_ids` on executors, only the key
-    column crossing into Python)."""
+    """``int`` bucket number of each record (Hudi ``BucketIdentifier.getBucketId``): computed in the JVM by
+    :data:`JAVA_BUCKET_ID_CLASS` when the active session has it, else by :func:`engine.index.bucket.bucket_ids` on
+    executors (only the key column crossing into Python). A null key fails the write (``InvalidRecordKey``)."""
     fields, num = spec.hash_fields, spec.num_buckets
+    if _java_bucket_function(SparkSession.getActiveSession()):
+        hashed = F.call_function(_JAVA_BUCKET_ID_FUNCTION, F.col(key).cast(StringType()), F.lit(",".join(fields)),
+                                 F.lit(num))
+        message = F.lit("InvalidRecordKey: a record key is null: it cannot be hashed to a bucket")
+        return F.when(F.col(key).isNull(), F.raise_error(message).cast(IntegerType())).otherwise(hashed)
 
     def ids(keys: pa.Array) -> pa.Array:
         return bucket_ids(keys, fields, num)

@@ -238,3 +238,29 @@ def test_ctas_into_a_bucket_table_writes_each_bucket_as_one_file_group(
     got = {(r["a"], r["b"]): r["v"] for r in hudi_rs_rows(base)}
     assert len(got) == 3001 and got[(1, 0)] == "x" and got[(5000, 0)] == "y" and got[(2, 0)] == "v2"
     session.sql(f"DROP TABLE {table_name}")
+
+
+def test_bucket_numbers_are_hashed_in_the_jvm_as_hudi_hashes_them(session: Session) -> None:
+    """An sqlext session computes bucket numbers with the JVM function (no Python worker), equal to Hudi's rule
+    (engine.index.bucket.bucket_id, itself checked against Hudi-written tables) on keys of every shape."""
+    import random
+
+    from engine.index.bucket import BucketSpec
+    from engine.spark.index import _JAVA_BUCKET_ID_FUNCTION, bucket_id_column
+
+    rng = random.Random(33)
+    keys = [",".join(rng.choice(["f1:", "f2:", "f3:", ""]) + "".join(rng.choice("ab:_1é€𝄞") for _ in range(
+        rng.randint(0, 4))) for _ in range(rng.randint(1, 4))) for _ in range(3000)]
+    keys += ["f1:__null__,f2:x", "f1:__empty__", "__null__", "", ",", "a,,b", "f1:a:b,f2:c", ":x", "f1:",
+             "f1:1,f2:2,", "l_orderkey:1,l_linenumber:7", "id:42", "42"]
+    frame = session.spark.createDataFrame([(k,) for k in keys], "_hoodie_record_key string")
+    for fields, num in ((("f1", "f2"), 16), ((), 256), (("f3",), 7), (("l_orderkey", "l_linenumber"), 1)):
+        column = bucket_id_column(BucketSpec(num, fields))
+        hashed = frame.select("_hoodie_record_key", column.alias("b"))
+        plan = hashed._jdf.queryExecution().executedPlan().toString()
+        assert _JAVA_BUCKET_ID_FUNCTION in plan and "ArrowEvalPython" not in plan, plan
+        got = {r[0]: r[1] for r in hashed.collect()}
+        assert got == {k: bucket_id(k, fields, num) for k in keys}, (fields, num)
+    with pytest.raises(Exception, match="InvalidRecordKey"):
+        session.spark.createDataFrame([(None,)], "_hoodie_record_key string").select(
+            bucket_id_column(BucketSpec(4, ()))).collect()
