@@ -23,7 +23,7 @@ from engine.formats.log_format import AvroDataBlock, DeleteBlock, ParquetDataBlo
 from engine.read.log_scan import BlockFilter, scan_log_blocks
 from engine.storage import Storage
 
-__all__ = ["slice_log_keys"]
+__all__ = ["log_record_count", "slice_log_keys"]
 
 RECORD_KEY = META_FIELDS[2]
 
@@ -65,3 +65,24 @@ def slice_log_keys(storage: Storage, log_files: Sequence[str], block_filter: Blo
     if not pieces:
         return pa.array([], pa.string())
     return pc.unique(pa.concat_arrays(pieces))
+
+
+def log_record_count(storage: Storage, log_files: Sequence[str], block_filter: BlockFilter) -> int:
+    """How many records and deletes the log blocks of one file slice that a read applies hold (an upper bound of
+    :func:`slice_log_keys`' size), from the blocks' headers: data block contents are not decoded.
+
+    Raises:
+        CorruptFile: undecodable block content.
+        StorageError: a log file cannot be read.
+    """
+    total = 0
+    for lazy in scan_log_blocks(storage, log_files, block_filter):
+        if isinstance(lazy, AvroDataBlock):
+            total += lazy.record_count_from(storage)
+            continue
+        block = load_block_content(storage, lazy)
+        if isinstance(block, DeleteBlock):
+            total += len(block.delete_records())
+        elif isinstance(block, ParquetDataBlock):
+            total += block.record_count
+    return total

@@ -47,7 +47,7 @@ from engine.config import HoodieConfig, ReadConfig, TableConfig
 from engine.errors import EngineError
 from engine.formats.avro_schema import META_FIELDS, avro_to_arrow, parse_avro_schema
 from engine.read.cdc import is_cdc_query
-from engine.read.log_keys import slice_log_keys
+from engine.read.log_keys import log_record_count, slice_log_keys
 from engine.read.planner import (
     QueryPlan,
     QueryType,
@@ -85,15 +85,16 @@ class ParquetFile:
 class KeyedParquetFile:
     """The base file of a slice with log files, which Spark's parquet scan reads less the rows whose record keys
     the slice's logs name (the first row with each such key; later rows with that key, duplicates written by
-    ``insert``, stay as stored, as in the Python merge).
+    ``insert``, stay as stored, as in the Python merge). The keys are read when the query runs
+    (:func:`log_keys_of`), not when it is planned: a statement that only analyses a read pays nothing.
 
     Attributes:
         file: the base file.
-        keys: the record keys the slice's applicable log blocks name (:func:`engine.read.log_keys.slice_log_keys`).
+        file_id: its file group.
     """
 
     file: ParquetFile
-    keys: tuple[str, ...]
+    file_id: str
 
 
 @dataclass(frozen=True)
@@ -309,8 +310,8 @@ def plan_parquet_read(table: Table, options: HoodieConfig, query_schema: pa.Sche
     base_only = [s for s in plan.splits if not s.log_files and s.base_file is not None]
     merged_splits = [s for s in plan.splits if s.log_files]
     merged = tuple(sorted({(s.partition_path, s.file_id) for s in merged_splits}))
-    split_keys = _split_merge_keys(table, options, plan, query_schema, merged_splits)
-    keyed_splits = [s for s in merged_splits if s.base_file is not None] if split_keys is not None else []
+    may_split = _may_split_merge(table, options, plan, query_schema, merged_splits)
+    keyed_splits = [s for s in merged_splits if s.base_file is not None] if may_split else []
     if not base_only and not keyed_splits:
         return _python(base_path, "every file slice has log files" if merged else "no base files")
     for instant, text in _written_schemas(table, (s.base_instant for s in base_only + keyed_splits)).items():
@@ -335,57 +336,71 @@ def plan_parquet_read(table: Table, options: HoodieConfig, query_schema: pa.Sche
             return _python(base_path, f"base file {split.base_file} has {base_bytes} bytes, too few for "
                                       f"parquet")
         files.append(ParquetFile(local, base_bytes, split.base_mtime_ms, split.partition_path))
-    keyed = tuple(KeyedParquetFile(file, split_keys[(split.partition_path, split.file_id)])
-                  for file, split in zip(files[len(base_only):], keyed_splits, strict=True)) \
-        if split_keys is not None else ()
+    keyed = tuple(KeyedParquetFile(file, split.file_id)
+                  for file, split in zip(files[len(base_only):], keyed_splits, strict=True))
     columns, values = _path_values(plan, query_schema, sorted({f.partition_path for f in files}))
     return ParquetReadPlan(None, base_path, pinned, tuple(files[:len(base_only)]), merged, columns, values, keyed)
 
 
-def _split_merge_keys(table: Table, options: HoodieConfig, plan: QueryPlan, query_schema: pa.Schema,
-                      merged_splits: Sequence[ReadSplit]) -> dict[tuple[str, str], tuple[str, ...]] | None:
-    """The record keys each slice with log files names, by ``(partition path, file id)``, when the merge of
-    those slices may be split (:attr:`ParquetReadPlan.keyed_files`); None when it may not:
+def _may_split_merge(table: Table, options: HoodieConfig, plan: QueryPlan, query_schema: pa.Schema,
+                      merged_splits: Sequence[ReadSplit]) -> bool:
+    """Whether the merge of the slices with log files may be split (:attr:`ParquetReadPlan.keyed_files`), which
+    needs all of:
 
     * a log record must win over the base row whatever the base row holds: not for payloads under which a
       base row with a greater ordering value survives (``DefaultHoodieRecordPayload``, ``EventTimeAvroPayload``
       with a precombine field) or which fill a log record's nulls from the base row
       (``OverwriteNonDefaultsWithLatestAvroPayload``), nor for payloads this engine does not merge;
     * the base files hold ``_hoodie_record_key`` (``hoodie.populate.meta.fields``), and the query reads it;
-    * at most ``sqlext.read.log.keys.max`` keys in all (:attr:`ReadConfig.LOG_KEYS_MAX`; they are read on the
-      driver and shipped to the scan).
+    * the logs hold at most ``sqlext.read.log.keys.max`` records in all (:attr:`ReadConfig.LOG_KEYS_MAX`: their
+      keys are read on the driver when the query runs and shipped to the scan), counted from the blocks' headers.
 
     Raises:
-        EngineError: a log file cannot be read or holds a block with null record keys (the caller keeps the
-            query on the Python reader, which reports it).
+        EngineError: a log file cannot be read (the caller keeps the query on the Python reader, which reports
+            it).
     """
     limit = options.get(ReadConfig.LOG_KEYS_MAX)
     settings = plan.merge
     if limit is None or limit <= 0 or settings is None or not merged_splits:
-        return None
+        return False
     if META_FIELDS[2] not in query_schema.names:
-        return None
+        return False
     try:
         if (not settings.populate_meta_fields or not settings.log_record_applies_once
                 or settings.fills_nulls_from_base
                 or (settings.event_time_ordering and settings.precombine_field)):
-            return None
+            return False
     except EngineError:  # a payload the merge does not implement: the Python reader says so
-        return None
+        return False
     block_filter = plan.block_filter()
-    keys: dict[tuple[str, str], tuple[str, ...]] = {}
     total = 0
     for split in merged_splits:
         if split.base_file is None:
             continue
-        named = slice_log_keys(table.storage, split.log_files, block_filter)
-        total += len(named)
+        total += log_record_count(table.storage, split.log_files, block_filter)
         if total > limit:
-            logger.info("Table %s: the logs name more than %s=%d record keys; slices with log files are "
-                        "merged whole by the Python reader", table.base_path, ReadConfig.LOG_KEYS_MAX.key, limit)
-            return None
-        keys[(split.partition_path, split.file_id)] = tuple(named.to_pylist())
-    return keys
+            logger.info("Table %s: the logs hold more than %s=%d records; slices with log files are merged "
+                        "whole by the Python reader", table.base_path, ReadConfig.LOG_KEYS_MAX.key, limit)
+            return False
+    return True
+
+
+def log_keys_of(table: Table, options: HoodieConfig) -> dict[str, tuple[str, ...]]:
+    """The record keys each base file of a split read must give up (:attr:`ParquetReadPlan.keyed_files`), read
+    when the query runs: the read's options name its file groups (``sqlext.read.file.groups``) and the instant it
+    was planned at (``sqlext.read.pinned.instant``).
+
+    Returns:
+        base file name → the keys its slice's applicable log blocks name (:func:`engine.read.log_keys.slice_log_keys`).
+
+    Raises:
+        EngineError: the table, its timeline or a log file cannot be read; a log record without a key.
+    """
+    plan = plan_query(table, options)
+    block_filter = plan.block_filter()
+    return {os.path.basename(split.base_file): tuple(slice_log_keys(table.storage, split.log_files,
+                                                                    block_filter).to_pylist())
+            for split in plan.splits if split.base_file is not None and split.log_files}
 
 
 def _path_values(plan: QueryPlan, query_schema: pa.Schema, partitions: Sequence[str]

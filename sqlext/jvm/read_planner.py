@@ -23,13 +23,13 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
 from engine.config import HoodieConfig
-from engine.read.parquet_slices import ParquetReadPlan, plan_parquet_read, prune_partitions
+from engine.read.parquet_slices import ParquetReadPlan, log_keys_of, plan_parquet_read, prune_partitions
 from engine.read.pruning import OPERATORS, Predicate
 from engine.spark.datasource import table_path
 from engine.spark.schema import spark_to_arrow
 from engine.table import Table
 
-__all__ = ["PLANNER_CLASS", "ReadPlanner", "answer_plan", "answer_prune", "install"]
+__all__ = ["PLANNER_CLASS", "ReadPlanner", "answer_log_keys", "answer_plan", "answer_prune", "install"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,10 +50,10 @@ def answer_plan(request: dict[str, Any]) -> dict[str, Any]:
         ``{"mode": "python", "reason": ...}``, or ``{"mode": "parquet" | "union", "basePath", "pinnedInstant",
         "files": [{"path", "size", "mtime", "partition"}], "fileGroups": [[partition, file id]],
         "pathColumns": [column], "pathValues": {partition: [text or null per path column]}, "keyedFiles":
-        [{"path", "size", "mtime", "partition", "keys": [record key]}]}`` (the columns Spark's scan takes from
-        partition paths, :attr:`ParquetReadPlan.path_columns`; the base files Spark's scan reads less the rows
-        whose keys their logs name, :attr:`ParquetReadPlan.keyed_files`: when there are any, the Python part
-        reads the file groups' log records only).
+        [{"path", "size", "mtime", "partition", "fileId"}]}`` (the columns Spark's scan takes from partition
+        paths, :attr:`ParquetReadPlan.path_columns`; the base files Spark's scan reads less the rows whose keys
+        their logs name, :attr:`ParquetReadPlan.keyed_files`, keys asked for with :func:`answer_log_keys` when
+        the query runs: when there are any, the Python part reads the file groups' log records only).
 
     Raises:
         EngineError: the table cannot be read or the options are invalid.
@@ -75,8 +75,26 @@ def answer_plan(request: dict[str, Any]) -> dict[str, Any]:
         "pathColumns": list(plan.path_columns),
         "pathValues": {partition: list(values) for partition, values in plan.path_values},
         "keyedFiles": [{"path": k.file.path, "size": k.file.size, "mtime": k.file.mtime_ms,
-                        "partition": k.file.partition_path, "keys": list(k.keys)} for k in plan.keyed_files],
+                        "partition": k.file.partition_path, "fileId": k.file_id} for k in plan.keyed_files],
     }
+
+
+def answer_log_keys(request: dict[str, Any]) -> dict[str, Any]:
+    """The answer to one ``HudiReadPlanner.logKeys`` request, made when a split merge-on-read read runs.
+
+    Args:
+        request: ``{"options": {data source options, with sqlext.read.file.groups and sqlext.read.pinned.instant}}``.
+
+    Returns:
+        ``{"keys": {base file name: [record key]}}`` (:func:`engine.read.parquet_slices.log_keys_of`).
+
+    Raises:
+        EngineError: the keys cannot be read.
+        ConfigError: no ``path`` option.
+    """
+    options = {str(k): str(v) for k, v in dict(request.get("options") or {}).items()}
+    table = Table.load(table_path(options))
+    return {"keys": {name: list(keys) for name, keys in log_keys_of(table, HoodieConfig(options)).items()}}
 
 
 def _predicate(raw: Any) -> Predicate | None:
@@ -125,6 +143,19 @@ class ReadPlanner:
         logger.debug("read plan in %.1f ms: %s (%s; %d base files, %d file groups with log files)",
                      (time.perf_counter() - started) * 1000, answer["mode"], answer.get("reason", ""),
                      len(answer.get("files", ())), len(answer.get("fileGroups", ())))
+        return json.dumps(answer, separators=(",", ":"))
+
+    def logKeys(self, request: str) -> str:  # noqa: N802 - the Java interface's name
+        """``HudiReadPlanner.logKeys``: :func:`answer_log_keys`, or ``{"error": message}`` (the query then fails
+        naming it: its plan already left those base rows to a filter that needs the keys)."""
+        started = time.perf_counter()
+        try:
+            answer = answer_log_keys(json.loads(request))
+        except Exception as exc:  # noqa: BLE001 - reported by the JVM as the query's error
+            logger.debug("reading log keys failed: %s", exc, exc_info=True)
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        logger.debug("log keys of %d base files in %.1f ms", len(answer.get("keys", ())),
+                     (time.perf_counter() - started) * 1000)
         return json.dumps(answer, separators=(",", ":"))
 
     def prunePartitions(self, request: str) -> str:  # noqa: N802 - the Java interface's name

@@ -8,6 +8,7 @@ Hudi-written fixtures."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -21,8 +22,8 @@ from engine.formats.conform import conform_table
 from engine.formats.log_format import AvroDataBlock, CommandBlock, DeleteBlock, DeleteRecord
 from engine.read.base_reader import read_base_batches
 from engine.read.file_group_reader import read_split
-from engine.read.log_keys import slice_log_keys
-from engine.read.parquet_slices import plan_parquet_read
+from engine.read.log_keys import log_record_count, slice_log_keys
+from engine.read.parquet_slices import log_keys_of, plan_parquet_read
 from engine.read.planner import file_groups_option, plan_query
 from engine.storage import Storage
 from engine.table import Table
@@ -137,6 +138,15 @@ def test_slice_log_keys_are_the_keys_the_merge_folds(logs: Logs) -> None:
     keys = set(slice_log_keys(logs.storage, split.log_files, plan.block_filter()).to_pylist())
     assert {"a", "b", other, KEY_A} <= keys  # KEY_A: the fixture's own update
     assert "inflight" not in keys and "rolled-back" not in keys
+    # The planner bounds the keys by the applied blocks' record counts (headers only) against the limit.
+    counted = log_record_count(logs.storage, split.log_files, plan.block_filter())
+    assert counted >= len(keys) and counted == 4  # the fixture's update, a, b, the delete
+    avro = table.latest_avro_schema(include_meta=True)
+    assert avro is not None
+    for limit, split_read_planned in ((counted - 1, False), (counted, True)):
+        planned = plan_parquet_read(table, HoodieConfig({"path": logs.path, ReadConfig.LOG_KEYS_MAX.key: str(limit)}),
+                                    avro_to_arrow(avro))
+        assert bool(planned.keyed_files) is split_read_planned, limit
 
 
 # ---------------------------------------------------------------------------------- split == whole merge
@@ -213,7 +223,13 @@ def test_event_time_payloads_are_not_split(hudi_fixture: Callable[..., str]) -> 
     assert not no_keys.keyed_files
     few = plan_parquet_read(table, HoodieConfig({"path": path, ReadConfig.LOG_KEYS_MAX.key: "1"}),
                             avro_to_arrow(avro))
-    assert not few.keyed_files or sum(len(k.keys) for k in few.keyed_files) <= 1
+    assert few.keyed_files  # the fixture's logs hold one record: at the limit
+    # The keys are read when the query runs, for the planned file groups as of the planned instant.
+    groups = file_groups_option((k.file.partition_path, k.file_id) for k in plan.keyed_files)
+    keys = log_keys_of(table, HoodieConfig({"path": path, ReadConfig.FILE_GROUPS.key: groups,
+                                            ReadConfig.PINNED_INSTANT.key: plan.pinned_instant or ""}))
+    assert set(keys) == {os.path.basename(k.file.path) for k in plan.keyed_files}
+    assert KEY_A in {key for named in keys.values() for key in named}
 
 
 @pytest.mark.parametrize("name", MOR_FIXTURES)

@@ -3,15 +3,21 @@
  */
 package io.sqlext.catalog;
 
-import java.util.HashMap;
 import java.util.HashSet;
 
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
-import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.rdd.InputFileBlockHolder;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
+
+import scala.Function1;
+import scala.collection.Iterator;
 
 /**
  * Spark's parquet format for the base files of merge-on-read file slices that have log files. Hudi's
@@ -30,6 +36,25 @@ public final class HudiLogFilteredParquet extends ParquetFileFormat {
 
   private static final long serialVersionUID = 1L;
 
+  private final transient HudiLogKeys keys;
+
+  /** @param keys the keys of the files' logs, read when the scan's reader is first built (on the driver) */
+  HudiLogFilteredParquet(HudiLogKeys keys) {
+    this.keys = keys;
+  }
+
+  @Override
+  public Function1<PartitionedFile, Iterator<InternalRow>> buildReaderWithPartitionValues(SparkSession session,
+      StructType dataSchema, StructType partitionSchema, StructType requiredSchema,
+      scala.collection.immutable.Seq<Filter> filters, scala.collection.immutable.Map<String, String> options,
+      Configuration hadoopConf) {
+    if (keys != null) {
+      keys.load(session);  // before any task is sent: the filter's copy of the keys carries the broadcast
+    }
+    return super.buildReaderWithPartitionValues(session, dataSchema, partitionSchema, requiredSchema, filters,
+        options, hadoopConf);
+  }
+
   @Override
   public boolean isSplitable(SparkSession session, scala.collection.immutable.Map<String, String> options,
       Path path) {
@@ -43,12 +68,12 @@ public final class HudiLogFilteredParquet extends ParquetFileFormat {
 
   @Override
   public boolean equals(Object other) {
-    return other instanceof HudiLogFilteredParquet;
+    return other instanceof HudiLogFilteredParquet && ((HudiLogFilteredParquet) other).keys == keys;
   }
 
   @Override
   public int hashCode() {
-    return HudiLogFilteredParquet.class.hashCode();
+    return System.identityHashCode(keys);
   }
 
   /** What one task has taken of one file's keys (the file as Spark's holder names it for this task). */
@@ -64,22 +89,17 @@ public final class HudiLogFilteredParquet extends ParquetFileFormat {
    * {@link HudiLogFilteredParquet} scan, on the executor. Spark's holder names each file a task opens with a new
    * string, so progress is tracked per opening (a retried task starts afresh).
    *
-   * @param keys base file name → the record keys its slice's logs name (the plan's broadcast)
+   * @param keys the record keys each base file's slice's logs name (loaded on the driver before tasks were sent)
    * @param key the row's {@code _hoodie_record_key}; null keys are kept
-   * @throws IllegalStateException the file being read was not planned with its log keys
+   * @throws IllegalStateException the keys were not loaded, or the file being read has none
    */
-  public static boolean keep(Broadcast<HashMap<String, HashSet<UTF8String>>> keys, UTF8String key) {
+  public static boolean keep(HudiLogKeys keys, UTF8String key) {
     UTF8String file = InputFileBlockHolder.getInputFilePath();
     Progress progress = PROGRESS.get();
     if (progress == null || progress.file() != file) {
       String path = file.toString();
       String name = path.substring(path.lastIndexOf('/') + 1);
-      HashSet<UTF8String> named = keys.value().get(name);
-      if (named == null) {
-        throw new IllegalStateException("base file '" + path + "' is read as a merge-on-read base file, but no "
-            + "log keys were planned for it");
-      }
-      progress = new Progress(file, new HashSet<>(named));
+      progress = new Progress(file, new HashSet<>(keys.of(name)));
       PROGRESS.set(progress);
     }
     HashSet<UTF8String> pending = progress.pending();

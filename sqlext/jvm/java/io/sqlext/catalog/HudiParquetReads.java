@@ -4,8 +4,6 @@
 package io.sqlext.catalog;
 
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,9 +12,8 @@ import java.util.Optional;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
@@ -263,7 +260,7 @@ public final class HudiParquetReads extends Rule<LogicalPlan> {
     }
     if (keyed.size() > 0) {
       parts.add(logFiltered(relation, keyed, answer.path("basePath").asText(), pinned, partitionSchema,
-          partitionValues, parts.isEmpty() ? relation.output() : relation.newInstance().output()));
+          partitionValues, parts.isEmpty() ? relation.output() : relation.newInstance().output(), options));
     }
     parts.add(merged);
     LOG.debug("Table {}: {} base files read by Spark's parquet scan, {} less the rows their logs name; {} file "
@@ -275,22 +272,18 @@ public final class HudiParquetReads extends Rule<LogicalPlan> {
   /**
    * The scan of the base files of slices with log files ({@code keyedFiles} of the plan), each less the first row
    * of every key its logs name: a non-deterministic filter ({@link HudiLogFilteredParquet#keep}) over Spark's
-   * batched parquet scan of those files, which never splits a file. The keys go to executors as one broadcast.
+   * batched parquet scan of those files, which never splits a file. The keys are read when the scan runs
+   * ({@link HudiLogKeys}), with the read's options restricted to those file groups as of the pinned instant.
    */
   private LogicalPlan logFiltered(DataSourceV2Relation relation, JsonNode keyed, String basePath,
       String pinned, StructType partitionSchema, Map<String, InternalRow> partitionValues,
-      scala.collection.immutable.Seq<AttributeReference> output) {
+      scala.collection.immutable.Seq<AttributeReference> output, Map<String, String> readOptions) {
     List<HudiBaseFileIndex.BaseFile> files = new ArrayList<>();
-    HashMap<String, HashSet<UTF8String>> keys = new HashMap<>();
+    ArrayNode groups = JSON.createArrayNode();
     for (JsonNode file : keyed) {
-      String path = file.path("path").asText();
-      files.add(new HudiBaseFileIndex.BaseFile(path, file.path("size").asLong(), file.path("mtime").asLong(),
-          file.path("partition").asText("")));
-      HashSet<UTF8String> named = new HashSet<>();
-      for (JsonNode key : file.path("keys")) {
-        named.add(UTF8String.fromString(key.asText()));
-      }
-      keys.put(new org.apache.hadoop.fs.Path(path).getName(), named);
+      files.add(new HudiBaseFileIndex.BaseFile(file.path("path").asText(), file.path("size").asLong(),
+          file.path("mtime").asLong(), file.path("partition").asText("")));
+      groups.addArray().add(file.path("partition").asText("")).add(file.path("fileId").asText());
     }
     AttributeReference recordKey = null;
     for (AttributeReference attribute : CollectionConverters.asJava(output)) {
@@ -301,16 +294,22 @@ public final class HudiParquetReads extends Rule<LogicalPlan> {
     if (recordKey == null) {
       throw new IllegalStateException("Hudi table " + relation.name() + ": no " + RECORD_KEY + " column");
     }
+    ObjectNode request = JSON.createObjectNode();
+    ObjectNode options = request.putObject("options");
+    readOptions.forEach(options::put);
+    if (pinned != null) {
+      options.put(PINNED_INSTANT, pinned);
+    }
+    options.put(FILE_GROUPS, groups.toString());
+    HudiLogKeys keys = new HudiLogKeys(relation.name(), request.toString());
     HudiBaseFileIndex index = new HudiBaseFileIndex(relation.name(), basePath, pinned, files, partitionSchema,
         partitionValues);
-    Broadcast<HashMap<String, HashSet<UTF8String>>> shipped =
-        JavaSparkContext.fromSparkContext(session.sparkContext()).broadcast(keys);
     HadoopFsRelation fsRelation = new HadoopFsRelation(index, partitionSchema, relation.schema(), Option.empty(),
-        new HudiLogFilteredParquet(), scalaMap(PARQUET_OPTIONS), session);
+        new HudiLogFilteredParquet(keys), scalaMap(PARQUET_OPTIONS), session);
     LogicalRelation scan = new LogicalRelation(fsRelation, output, catalogTable(relation), false, Option.empty());
     Expression keep = new StaticInvoke(HudiLogFilteredParquet.class, DataTypes.BooleanType, "keep",
         CollectionConverters.asScala(List.<Expression>of(
-            Literal.create(shipped, new ObjectType(Broadcast.class)), recordKey)).toSeq(),
+            Literal.create(keys, new ObjectType(HudiLogKeys.class)), recordKey)).toSeq(),
         CollectionConverters.asScala(List.<AbstractDataType>of()).toSeq(), false, false, false, Option.empty());
     return new Filter(keep, scan);
   }

@@ -26,6 +26,14 @@ public interface HudiReadPlanner {
   String plan(String request);
 
   /**
+   * The record keys the log files of a split merge-on-read read name, asked when the read runs.
+   *
+   * @param request {@code {"options": {...the Python part's options: its file groups and pinned instant...}}}
+   * @return {@code {"keys": {"<base file name>": ["<record key>"...]}}} or {@code {"error": "..."}}
+   */
+  String logKeys(String request);
+
+  /**
    * Partition pruning.
    *
    * @param request {@code {"path": "<base path>", "partitions": ["<partition path>"...],
