@@ -477,10 +477,11 @@ class ReadConfig:
         "file less the rows whose keys the logs name.")
     LOG_KEYS_MAX = int_property(
         "sqlext.read.log.keys.max", 5000000,
-        "Merge-on-read snapshot reads: at most this many record keys named by log files (over the whole query) "
-        "are read on the driver so that Spark's parquet scan reads the base rows the logs leave alone, and only "
-        "the log records go through the Python reader; with more (or 0), every slice with log files is merged "
-        "whole by the Python reader.")
+        "Merge-on-read snapshot reads: when the log files a query applies hold at most this many records (counted "
+        "from block headers, over the whole query), their record keys are read on the driver when the query runs "
+        "so that Spark's parquet scan reads the base rows the logs leave alone, and only the log records go "
+        "through the Python reader; with more (or 0), every slice with log files is merged whole by the Python "
+        "reader.")
 
 
 class MemoryConfig:
