@@ -11,9 +11,9 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from engine.formats import log_format
+from engine.formats import log_avro
 from engine.formats.avro_decode import covers, decode_records
-from engine.formats.log_format import AvroDataBlock, _to_avro_value
+from engine.formats.log_avro import AvroDataBlock, _to_avro_value
 from tests.unit.test_avro_encode import ARROW, SCHEMA, _rows
 
 
@@ -76,7 +76,7 @@ def test_blocks_decode_the_same_either_way(monkeypatch: pytest.MonkeyPatch) -> N
     table = pa.Table.from_pylist(_rows(300, 7), schema=ARROW)
     block = AvroDataBlock.from_table(table, SCHEMA, "001")
     columnar = list(block.iter_tables(64))
-    monkeypatch.setattr(log_format, "covers", lambda schema: False)
+    monkeypatch.setattr(log_avro, "covers", lambda schema: False)
     record_by_record = list(block.iter_tables(64))
     assert [t.num_rows for t in columnar] == [64, 64, 64, 64, 44]
     assert pa.concat_tables(columnar).equals(pa.concat_tables(record_by_record))

@@ -12,7 +12,7 @@ import pytest
 
 from engine.errors import SchemaMismatch
 from engine.formats.avro_encode import encode_rows, frame_records
-from engine.formats.log_format import AvroDataBlock, _to_avro_value
+from engine.formats.log_avro import AvroDataBlock, _to_avro_value
 
 SCHEMA: dict[str, Any] = {"type": "record", "name": "r", "fields": [
     {"name": "b", "type": ["null", "boolean"], "default": None},

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from engine.errors import CorruptFile, SchemaMismatch, StorageError, UnsupportedTable
-from engine.formats import log_format
+from engine.formats import log_avro
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro
 from engine.formats.log_format import (
     MAGIC,
@@ -317,12 +317,12 @@ def test_lazy_read_leaves_large_contents_on_disk(storage: Storage, tmp_path: Pat
     assert [(b.header, b.footer, b.offset, b.size) for b in lazy] == [(b.header, b.footer, b.offset, b.size)
                                                                       for b in eager]
     # Streamed from disk in small windows (records straddle window edges): the same rows, never loaded.
-    monkeypatch.setattr(log_format, "CONTENT_WINDOW_BYTES", 1000)
+    monkeypatch.setattr(log_avro, "CONTENT_WINDOW_BYTES", 1000)
     assert isinstance(lazy[0], AvroDataBlock)
     streamed = pa.concat_tables(list(lazy[0].iter_tables(777, storage)))
     assert streamed.equals(eager[0].to_table()) and lazy[0].record_count_from(storage) == big.num_rows
     assert max(t.num_rows for t in lazy[0].iter_tables(777, storage)) <= 777
-    monkeypatch.setattr(log_format, "CONTENT_WINDOW_BYTES", 16)  # windows smaller than one record
+    monkeypatch.setattr(log_avro, "CONTENT_WINDOW_BYTES", 16)  # windows smaller than one record
     assert pa.concat_tables(list(lazy[0].iter_tables(777, storage))).equals(streamed)
     assert not lazy[0].is_content_loaded
     with pytest.raises(CorruptFile, match="left on disk"):
