@@ -161,11 +161,12 @@ def dictionary_columns(file_schema: pa.Schema) -> list[str]:
             if schema.column(i).path not in _NO_DICTIONARY]
 
 
-def open_parquet_writer(sink: Any, file_schema: pa.Schema, conf: HoodieConfig) -> pq.ParquetWriter:
+def open_parquet_writer(sink: Any, file_schema: pa.Schema, conf: HoodieConfig,
+                        dictionary: list[str] | None = None) -> pq.ParquetWriter:
     """A pyarrow writer of ``file_schema`` encoding as every base file is encoded: the codec of
     ``hoodie.parquet.compression.codec``, pages of ``hoodie.parquet.page.size``, dictionaries as
-    :func:`dictionary_columns` chooses, statistics, no Arrow schema in the footer. Column chunks written by it can
-    stand in for a base file's own (:mod:`engine.formats.parquet_splice`).
+    :func:`dictionary_columns` chooses (or for the leaf paths ``dictionary`` names), statistics, no Arrow schema in
+    the footer. Column chunks written by it can stand in for a base file's own (:mod:`engine.formats.parquet_splice`).
 
     Raises:
         ConfigError: an unknown codec.
@@ -173,7 +174,8 @@ def open_parquet_writer(sink: Any, file_schema: pa.Schema, conf: HoodieConfig) -
     """
     return pq.ParquetWriter(sink, file_schema, compression=base_file_compression(conf),
                             data_page_size=conf.get(WriteConfig.PARQUET_PAGE_SIZE),
-                            use_dictionary=dictionary_columns(file_schema), store_schema=False,
+                            use_dictionary=dictionary_columns(file_schema) if dictionary is None else dictionary,
+                            store_schema=False,
                             write_statistics=True)
 
 

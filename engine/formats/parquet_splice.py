@@ -7,8 +7,8 @@ between the stored rows and their copy (Hudi points every record at the file hol
 replaced by one encoded for the new name.
 
 The footer (Thrift compact protocol, ``FileMetaData`` of ``parquet.thrift``) is read and written field by field
-without generated classes: :func:`decode_struct` gives ``[field id, Thrift type, value]`` triples and
-:func:`encode_struct` writes them back byte for byte, so fields this module does not know survive a copy. Copied
+without generated classes (:mod:`engine.formats.thrift_compact`): :func:`decode_struct` gives ``[field id, Thrift
+type, value]`` triples and :func:`encode_struct` writes them back byte for byte, so fields this module does not know survive a copy. Copied
 chunks lose their page indexes and parquet bloom filters (offsets that would point into the old file); statistics,
 encodings and dictionary pages travel with them.
 """
@@ -20,17 +20,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from thrift.protocol.TCompactProtocol import TCompactProtocol
-from thrift.Thrift import TType
-from thrift.transport.TTransport import TMemoryBuffer
-
 from engine.errors import CorruptFile
+from engine.formats import thrift_compact
+from engine.formats.thrift_compact import I16, I64, LIST, STRUCT, Field, encode_struct
 
 MAGIC = b"PAR1"
-
-Field = list[Any]
-"""``[field id, Thrift type, value]``; a struct value is a list of fields, a list value ``(element type, items)``,
-a map value ``(key type, value type, [(key, value)])``."""
 
 # parquet.thrift field ids
 _FMD_SCHEMA, _FMD_NUM_ROWS, _FMD_ROW_GROUPS = 2, 3, 4
@@ -39,97 +33,24 @@ _CC_FILE_OFFSET, _CC_META = 2, 3
 _CC_PAGE_INDEX_FIELDS = (4, 5, 6, 7)  # offset/column index offsets and lengths
 _MD_TOTAL_UNCOMPRESSED, _MD_TOTAL_COMPRESSED = 6, 7
 _MD_DATA_PAGE, _MD_INDEX_PAGE, _MD_DICTIONARY_PAGE = 9, 10, 11
+_MD_ENCODING_STATS = 13
 _MD_BLOOM_FIELDS = (14, 15)
+_PAGE_DATA, _PAGE_DATA_V2 = 0, 3
+_DICTIONARY_ENCODINGS = frozenset((2, 8))  # PLAIN_DICTIONARY, RLE_DICTIONARY
 _SE_NAME, _SE_NUM_CHILDREN = 4, 5
 
 
-_SCALARS = {TType.BOOL: "Bool", TType.BYTE: "Byte", TType.I16: "I16", TType.I32: "I32", TType.I64: "I64",
-            TType.DOUBLE: "Double", TType.STRING: "Binary"}
-"""Thrift scalar types → the suffix of their ``read…``/``write…`` protocol methods."""
-
-
-def _read_value(proto: TCompactProtocol, ttype: int) -> Any:
-    if ttype in _SCALARS:
-        return getattr(proto, "read" + _SCALARS[ttype])()
-    if ttype == TType.STRUCT:
-        return _read_struct(proto)
-    if ttype in (TType.LIST, TType.SET):
-        element, size = proto.readListBegin()
-        items = [_read_value(proto, element) for _ in range(size)]
-        proto.readListEnd()
-        return element, items
-    if ttype == TType.MAP:
-        key, value, size = proto.readMapBegin()
-        pairs = [(_read_value(proto, key), _read_value(proto, value)) for _ in range(size)]
-        proto.readMapEnd()
-        return key, value, pairs
-    raise CorruptFile(f"parquet footer: unknown Thrift type {ttype}")
-
-
-def _read_struct(proto: TCompactProtocol) -> list[Field]:
-    proto.readStructBegin()
-    fields: list[Field] = []
-    while True:
-        _, ttype, fid = proto.readFieldBegin()
-        if ttype == TType.STOP:
-            break
-        fields.append([fid, ttype, _read_value(proto, ttype)])
-        proto.readFieldEnd()
-    proto.readStructEnd()
-    return fields
-
-
-def _write_value(proto: TCompactProtocol, ttype: int, value: Any) -> None:
-    if ttype in _SCALARS:
-        getattr(proto, "write" + _SCALARS[ttype])(value)
-    elif ttype == TType.STRUCT:
-        _write_struct(proto, value)
-    elif ttype in (TType.LIST, TType.SET):
-        element, items = value
-        proto.writeListBegin(element, len(items))
-        for item in items:
-            _write_value(proto, element, item)
-        proto.writeListEnd()
-    elif ttype == TType.MAP:
-        key, val, pairs = value
-        proto.writeMapBegin(key, val, len(pairs))
-        for k, v in pairs:
-            _write_value(proto, key, k)
-            _write_value(proto, val, v)
-        proto.writeMapEnd()
-    else:
-        raise ValueError(f"unknown Thrift type {ttype}")
-
-
-def _write_struct(proto: TCompactProtocol, fields: Sequence[Field]) -> None:
-    proto.writeStructBegin("")
-    for fid, ttype, value in sorted(fields, key=lambda f: f[0]):
-        proto.writeFieldBegin("", ttype, fid)
-        _write_value(proto, ttype, value)
-        proto.writeFieldEnd()
-    proto.writeFieldStop()
-    proto.writeStructEnd()
-
-
 def decode_struct(data: bytes) -> list[Field]:
-    """A Thrift compact-protocol struct as ``[field id, type, value]`` triples.
+    """A Thrift compact-protocol struct as ``[field id, type, value]`` triples
+    (:func:`engine.formats.thrift_compact.decode_struct`).
 
     Raises:
         CorruptFile: the bytes are not a compact-protocol struct.
     """
     try:
-        return _read_struct(TCompactProtocol(TMemoryBuffer(data)))
-    except CorruptFile:
-        raise
-    except Exception as exc:  # noqa: BLE001 - thrift raises assorted errors on garbage
+        return thrift_compact.decode_struct(data)[0]
+    except CorruptFile as exc:
         raise CorruptFile(f"parquet footer does not decode: {exc}") from exc
-
-
-def encode_struct(fields: Sequence[Field]) -> bytes:
-    """The compact-protocol bytes of ``fields`` (the inverse of :func:`decode_struct`)."""
-    buffer = TMemoryBuffer()
-    _write_struct(TCompactProtocol(buffer), fields)
-    return bytes(buffer.getvalue())
 
 
 def _get(fields: Sequence[Field], fid: int) -> Any:
@@ -223,6 +144,18 @@ class ParquetFooter:
             out.append(ColumnChunk(chunk, int(start), int(_get(meta, _MD_TOTAL_COMPRESSED))))
         return out
 
+    def dictionary_only(self, group: int, column: int) -> bool:
+        """Whether every data page of leaf ``column`` in row group ``group`` is dictionary-encoded (its
+        ``encoding_stats``; True when the writer recorded none). False when the chunk has no dictionary or its
+        writer fell back to plain pages after the dictionary grew too large: encoding that column again need not
+        try a dictionary first."""
+        chunk = _get(self.row_groups[group], _RG_COLUMNS)[1][column]
+        stats = _get(_get(chunk, _CC_META), _MD_ENCODING_STATS)
+        if not stats:
+            return True
+        return all(_get(s, 2) in _DICTIONARY_ENCODINGS for s in stats[1]
+                   if _get(s, 1) in (_PAGE_DATA, _PAGE_DATA_V2) and _get(s, 3))
+
     @property
     def is_flat(self) -> bool:
         """Whether every column is a top-level leaf (no groups): leaf ``i`` is then schema element ``i + 1``."""
@@ -238,8 +171,8 @@ class ParquetFooter:
     def same_layout(self, other: ParquetFooter) -> bool:
         """Whether both files declare the same columns with the same types (their ``SchemaElement`` lists are
         equal): row groups of one can then stand in the other."""
-        return encode_struct([[1, TType.LIST, (TType.STRUCT, self.schema)]]) == encode_struct(
-            [[1, TType.LIST, (TType.STRUCT, other.schema)]])
+        return encode_struct([[1, LIST, (STRUCT, self.schema)]]) == encode_struct(
+            [[1, LIST, (STRUCT, other.schema)]])
 
 
 def _moved_chunk(chunk: ColumnChunk, to: int) -> list[Field]:
@@ -249,10 +182,10 @@ def _moved_chunk(chunk: ColumnChunk, to: int) -> list[Field]:
     for fid in (_MD_DATA_PAGE, _MD_INDEX_PAGE, _MD_DICTIONARY_PAGE):
         value = _get(meta, fid)
         if value:
-            _set(meta, fid, TType.I64, value + shift)
+            _set(meta, fid, I64, value + shift)
     moved = _without(chunk.struct, _CC_PAGE_INDEX_FIELDS)
-    _set(moved, _CC_META, TType.STRUCT, meta)
-    _set(moved, _CC_FILE_OFFSET, TType.I64, to)
+    _set(moved, _CC_META, STRUCT, meta)
+    _set(moved, _CC_FILE_OFFSET, I64, to)
     return moved
 
 
@@ -316,16 +249,16 @@ def assemble(out: BinaryIO, groups: Sequence[GroupSource], footer: ParquetFooter
             columns.append(moved)
             position += chunk.length
         group = _without(part.footer.row_groups[part.group], (_RG_FILE_OFFSET, _RG_TOTAL_COMPRESSED, _RG_ORDINAL))
-        _set(group, _RG_COLUMNS, TType.LIST, (TType.STRUCT, columns))
-        _set(group, _RG_TOTAL_BYTE_SIZE, TType.I64, uncompressed)
-        _set(group, _RG_FILE_OFFSET, TType.I64, group_start)
-        _set(group, _RG_TOTAL_COMPRESSED, TType.I64, compressed)
-        _set(group, _RG_ORDINAL, TType.I16, ordinal)
+        _set(group, _RG_COLUMNS, LIST, (STRUCT, columns))
+        _set(group, _RG_TOTAL_BYTE_SIZE, I64, uncompressed)
+        _set(group, _RG_FILE_OFFSET, I64, group_start)
+        _set(group, _RG_TOTAL_COMPRESSED, I64, compressed)
+        _set(group, _RG_ORDINAL, I16, ordinal)
         row_groups.append(group)
         total_rows += part.footer.num_rows(part.group)
     fields = [list(f) for f in footer.fields]
-    _set(fields, _FMD_NUM_ROWS, TType.I64, total_rows)
-    _set(fields, _FMD_ROW_GROUPS, TType.LIST, (TType.STRUCT, row_groups))
+    _set(fields, _FMD_NUM_ROWS, I64, total_rows)
+    _set(fields, _FMD_ROW_GROUPS, LIST, (STRUCT, row_groups))
     encoded = encode_struct(fields)
     out.write(encoded)
     out.write(struct.pack("<I", len(encoded)))

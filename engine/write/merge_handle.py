@@ -29,6 +29,7 @@ from engine.formats.base_file import (
     MAX_RECORD_KEY,
     MIN_RECORD_KEY,
     BaseFileWriter,
+    dictionary_columns,
     footer_bloom_filter,
     open_parquet_writer,
     read_base_file_with_footer,
@@ -255,18 +256,20 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
         file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
         rows = (np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in changed]) if changed
                 else np.zeros(0, dtype=np.int64))
-        part = (conform_table(parquet.read_row_groups(changed), ctx.file_schema, context=path) if changed
-                else ctx.file_schema.empty_table())
         incoming = with_meta_columns(ctx, records, file_name, pa.nulls(records.num_rows, pa.string()))
-        output, new_positions, changed_columns = _merged_rows(part, incoming, decision.restricted(rows),
-                                                              None if in_place else file_name)
-        output = _with_fresh_seqnos(ctx, task, output, new_positions)
+        if in_place:
+            updated, changed_columns, rest = _updated_columns(ctx, source, stored_footer, changed,
+                                                              incoming, decision.restricted(rows), task, path)
+        else:
+            part = (conform_table(parquet.read_row_groups(changed), ctx.file_schema, context=path) if changed
+                    else ctx.file_schema.empty_table())
+            output, new_positions, changed_columns = _merged_rows(part, incoming, decision.restricted(rows),
+                                                                  file_name)
+            rest = _with_fresh_seqnos(ctx, task, output, new_positions)
         footer = {k.decode("utf-8"): v.decode("utf-8") for k, v in (parquet.metadata.metadata or {}).items()}
         carried = None if not in_place else stored_key_index(ctx, footer, path)
-        touched_rows = len(rows) if in_place else 0  # the touched groups' rows, spliced column by column
         sink = io.BytesIO()
         writer = BaseFileWriter(ctx.storage, file_name, ctx.file_schema, ctx.avro_schema, ctx.conf, sink=sink)
-        rest = output.slice(touched_rows)
         if carried is not None:
             writer.continue_keys(*carried)
             writer.write(rest, new_keys=decision.incoming_keys.take(pa.array(decision.inserts, pa.int64())))
@@ -286,7 +289,7 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
                 name_chunks[count] = _file_name_chunk(ctx, file_name, count)
         replaced: dict[int, list[tuple[int, io.BytesIO, ColumnChunk]]] = {}
         if in_place and changed:
-            chunks = _changed_chunks(ctx, output.slice(0, touched_rows), changed_columns,
+            chunks = _changed_chunks(ctx, updated, changed_columns,
                                      [stored_footer.num_rows(g) for g in changed], stored_footer, changed)
             if chunks is None:
                 return None, decision
@@ -307,6 +310,80 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
                        deletes=int(decision.is_delete_for_old.sum()), elapsed_ms=elapsed)], decision
 
 
+def _updated_columns(ctx: WriteContext, source: pa.NativeFile, footer: ParquetFooter, groups: list[int],
+                     incoming: pa.Table, decision: MergeDecision, task: TaskIdentity, path: str
+                     ) -> tuple[pa.Table, list[str], pa.Table]:
+    """For a merge that deletes no stored record: the columns of the touched row groups ``groups`` that the
+    updates change, as they are to be written (their rows in stored order; ``decision`` restricted to them), the
+    names of those columns, and the inserts (with meta columns) to append.
+
+    Only what can change is decoded: the record key, partition path and file name columns are not read (an update
+    keeps its key and partition; the file name chunk is written anew), string columns whose stored pages are all
+    dictionary-encoded are read as dictionaries, and a column whose updated values equal the stored ones is left
+    to be copied as bytes. The commit time gets this instant at the updated rows, the sequence number a fresh one
+    (updated rows first, in stored order, then the inserts: :func:`_with_fresh_seqnos`'s numbering)."""
+    schema = ctx.file_schema
+    skip = {META_FIELDS[2], META_FIELDS[3], FILE_NAME}
+    names = [n for n in schema.names if n not in skip]
+    stored_names = footer.column_names
+    as_dictionary = [n for n in names if schema.field(n).type == pa.string() and n in stored_names
+                     and all(footer.dictionary_only(g, stored_names.index(n)) for g in groups)]
+    raw = pq.ParquetFile(source, read_dictionary=as_dictionary).read_row_groups(
+        groups, columns=[n for n in names if n in stored_names])
+    plain = [n for n in names if n not in as_dictionary]
+    part = conform_table(raw.select([n for n in plain if n in raw.column_names]),
+                         pa.schema([schema.field(n) for n in plain]), context=path)
+    updated = np.nonzero(decision.is_update_for_old)[0]
+    sources = pa.array(decision.inc_for_old[updated], pa.int64())
+    mask = pa.array(decision.is_update_for_old)
+    fresh = seqnos(ctx.instant_time, task, len(updated) + len(decision.inserts))
+    columns: list[pa.ChunkedArray | pa.Array] = []
+    changed: list[str] = []
+    for name in names:
+        stored = raw.column(name) if name in as_dictionary else part.column(name)
+        if name == COMMIT_TIME and name in as_dictionary:
+            column = _commit_times(stored, updated, ctx.instant_time)
+        elif name == COMMIT_SEQNO:
+            column = pc.replace_with_mask(_dense(stored), mask, fresh.slice(0, len(updated)))
+        else:
+            values = incoming.column(name).take(sources)
+            if _dense(stored.take(pa.array(updated, pa.int64()))).equals(values):
+                continue  # the updates leave this column as it is: its chunks are copied
+            column = pc.replace_with_mask(_dense(stored), mask, values.combine_chunks())
+        columns.append(column)
+        changed.append(name)
+    out = pa.Table.from_arrays(columns, schema=pa.schema([schema.field(n).with_type(c.type)
+                                                         for n, c in zip(changed, columns, strict=True)]))
+    inserts = incoming.take(pa.array(decision.inserts, pa.int64()))
+    at = inserts.schema.get_field_index(COMMIT_SEQNO)
+    inserts = inserts.set_column(at, COMMIT_SEQNO, fresh.slice(len(updated)))
+    return out, changed, inserts
+
+
+def _dense(values: pa.ChunkedArray) -> pa.ChunkedArray:
+    """``values`` with dictionary-encoded strings decoded."""
+    return values.cast(pa.string()) if pa.types.is_dictionary(values.type) else values
+
+
+def _commit_times(stored: pa.ChunkedArray, updated: np.ndarray, instant: str) -> pa.Array:
+    """The dictionary-encoded commit time column with ``instant`` at the rows ``updated``: the indices change,
+    no string is copied (the writer then takes the dictionary as it is)."""
+    combined = stored.unify_dictionaries().combine_chunks() if stored.num_chunks else stored.combine_chunks()
+    if combined.null_count:
+        return pc.replace_with_mask(combined.cast(pa.string()), _mask(len(combined), updated),
+                                    constant_column(instant, len(updated)))
+    dictionary = pa.concat_arrays([combined.dictionary, pa.array([instant], pa.string())])
+    indices = combined.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+    indices[updated] = len(dictionary) - 1
+    return pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), dictionary)
+
+
+def _mask(length: int, positions: np.ndarray) -> pa.Array:
+    mask = np.zeros(length, dtype=bool)
+    mask[positions] = True
+    return pa.array(mask)
+
+
 def _changed_chunks(ctx: WriteContext, rows: pa.Table, columns: list[str], counts: list[int],
                     stored_footer: ParquetFooter, groups: list[int]
                     ) -> dict[int, list[tuple[int, io.BytesIO, ColumnChunk]]] | None:
@@ -317,17 +394,23 @@ def _changed_chunks(ctx: WriteContext, rows: pa.Table, columns: list[str], count
     names = [n for n in columns if n != FILE_NAME]
     if not names:
         return {}
-    schema = pa.schema([ctx.file_schema.field(n) for n in names])
+    schema = pa.schema([ctx.file_schema.field(n).with_type(rows.column(n).type) for n in names])
+    stored_names = stored_footer.column_names
+    indexes = [stored_names.index(n) if n in stored_names else -1 for n in names]
+    if -1 in indexes or not stored_footer.is_flat:
+        return None
+    # A column whose stored chunks gave up their dictionary (unique values: prices, comments) is encoded plain
+    # straight away instead of filling a dictionary page first and falling back again.
+    dictionary = [n for n, i in zip(names, indexes, strict=True) if n in dictionary_columns(ctx.file_schema)
+                  and all(stored_footer.dictionary_only(g, i) for g in groups)]
     sink = io.BytesIO()
-    with open_parquet_writer(sink, schema, ctx.conf) as writer:
+    with open_parquet_writer(sink, schema, ctx.conf, dictionary=dictionary) as writer:
         offset = 0
         for count in counts:
             writer.write_table(rows.slice(offset, count).select(names), row_group_size=max(1, count))
             offset += count
     footer = ParquetFooter.read(sink, sink.tell(), "re-encoded columns")
-    stored_names = stored_footer.column_names
-    indexes = [stored_names.index(n) if n in stored_names else -1 for n in names]
-    if -1 in indexes or not all(stored_footer.same_leaf(i, footer, j) for j, i in enumerate(indexes)):
+    if not all(stored_footer.same_leaf(i, footer, j) for j, i in enumerate(indexes)):
         return None
     return {g: [(indexes[j], sink, chunk) for j, chunk in enumerate(footer.chunks(k))]
             for k, g in enumerate(groups)}
@@ -337,9 +420,12 @@ def _file_name_chunk(ctx: WriteContext, file_name: str, rows: int) -> tuple[io.B
     """A ``_hoodie_file_name`` column chunk of ``rows`` values ``file_name``, encoded as the base file writer
     encodes that column (its compression, dictionary encoding)."""
     sink = io.BytesIO()
-    field = ctx.file_schema.field(FILE_NAME)
-    with open_parquet_writer(sink, pa.schema([field]), ctx.conf) as writer:
-        writer.write_table(pa.table([constant_column(file_name, rows)], schema=pa.schema([field])), row_group_size=rows)
+    # One dictionary entry and all-zero indices: the writer takes the dictionary as it is instead of hashing
+    # ``rows`` copies of the name (the same pages and statistics as for the plain string column).
+    schema = pa.schema([ctx.file_schema.field(FILE_NAME).with_type(pa.dictionary(pa.int32(), pa.string()))])
+    names = pa.DictionaryArray.from_arrays(pa.array(np.zeros(rows, np.int32)), pa.array([file_name], pa.string()))
+    with open_parquet_writer(sink, schema, ctx.conf, dictionary=[FILE_NAME]) as writer:
+        writer.write_table(pa.table([names], schema=schema), row_group_size=rows)
     footer = ParquetFooter.read(sink, sink.tell(), f"{file_name} (file name column)")
     return sink, footer.chunks(0)[0]
 

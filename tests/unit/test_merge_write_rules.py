@@ -223,3 +223,48 @@ def test_merging_by_copying_row_groups_writes_the_rows_a_whole_rewrite_writes(
         assert getattr(copied, field) == getattr(whole, field), field
     for name in ("hoodie_min_record_key", "hoodie_max_record_key", "org.apache.hudi.bloomfilter"):
         assert copied_footer[name] == whole_footer[name], name
+
+
+@pytest.mark.parametrize("values", ["low-cardinality", "past-the-dictionary-limit"])
+def test_touched_row_groups_splice_dictionary_and_plain_columns_as_a_whole_rewrite_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, values: str) -> None:
+    """Updates in every row group of a column stored with a dictionary (read as one, commit times given new
+    indices) or one whose dictionary overflowed into plain pages (encoded plain at once): the rows equal the
+    whole-file rewrite's, and the re-encoded chunks of the overflowing column carry no dictionary page."""
+    import pyarrow.parquet as pq
+
+    from engine.formats.parquet_splice import ParquetFooter
+    from engine.write import merge_handle as handles
+
+    ctx = context(tmp_path)
+    low = values == "low-cardinality"
+    # 1.5 KB values, ~2,500 rows a row group: the writer's 1 MB dictionary page is full after its first 1,024 rows
+    small = {**ctx.props, "hoodie.parquet.block.size": "2000" if low else "4000000"}
+    ctx = WriteContext(ctx.storage, ctx.base_path, ctx.instant_time, ctx.data_schema, ctx.avro_schema, small)
+    value = (lambda i: "abc"[i % 3]) if low else (lambda i: f"{i:05d}" * 300)
+    count = 600 if low else 8000
+    [created] = create_file_group(ctx, "p=a", "fg-3", records([(f"k{i:04d}", 5, value(i)) for i in range(count)]),
+                                  TaskIdentity(3, 0, 0))
+    path = str(tmp_path / created.path)
+    with open(path, "rb") as f:
+        stored = ParquetFooter.read(f, created.file_size_in_bytes, path)
+    v = stored.column_names.index("v")
+    assert len(stored.row_groups) > 2
+    fell_back = [not stored.dictionary_only(g, v) for g in range(len(stored.row_groups))]
+    assert not any(fell_back) if low else sum(fell_back) >= 2
+    incoming = records([(f"k{i:04d}", 6, "d" if low else f"u{i}") for i in range(0, count, 11)] + [("n1", 1, "new")])
+    later = WriteContext(ctx.storage, ctx.base_path, "20240101000000005", ctx.data_schema, ctx.avro_schema, small)
+    fg = ExistingFileGroup("p=a", "fg-3", path, ctx.instant_time, created.file_size_in_bytes)
+    outputs = []
+    for copy, attempt in ((True, 0), (False, 1)):
+        monkeypatch.setattr(handles, "_copies_row_groups", lambda _ctx, copy=copy: copy)
+        [merged] = merge_file_group(later, fg, incoming, TaskIdentity(1, 0, attempt))
+        file = str(tmp_path / merged.path)
+        outputs.append((file, read_base_file(later.storage, file).to_pylist()))
+    (copied, copied_rows), (_, whole_rows) = outputs
+    assert [{k: val for k, val in r.items() if k != "_hoodie_file_name"} for r in copied_rows] \
+        == [{k: val for k, val in r.items() if k != "_hoodie_file_name"} for r in whole_rows]
+    assert sum(r["_hoodie_commit_time"] == "20240101000000005" for r in copied_rows) == len(range(0, count, 11)) + 1
+    metadata = pq.read_metadata(copied)
+    chunks = [metadata.row_group(g).column(v) for g in range(metadata.num_row_groups)]
+    assert all((c.dictionary_page_offset is not None) == low for c in chunks[:len(stored.row_groups)])
