@@ -261,12 +261,13 @@ def decompress(data: bytes | memoryview, compression: str, expected: int) -> byt
         out = bytes(data)
     else:
         try:
-            out = b""
-            rest = bytes(data)
-            while rest and len(out) < expected:  # Hadoop may write several gzip members
-                d = zlib.decompressobj(47)
-                out += d.decompress(rest)
-                rest = d.unused_data
+            out = zlib.decompress(data, 47, max(expected, 1))
+            if len(out) < expected:  # Hadoop may write several gzip members
+                out, rest = b"", bytes(data)
+                while rest and len(out) < expected:
+                    d = zlib.decompressobj(47)
+                    out += d.decompress(rest)
+                    rest = d.unused_data
         except zlib.error as e:
             raise ValueError(f"GZ data does not decompress ({e})") from e
     if len(out) != expected:

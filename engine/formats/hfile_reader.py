@@ -35,6 +35,7 @@ from engine.formats.hfile_blocks import (
     KV_HEAD,
     LAST_KEY,
     LEAF_INDEX,
+    MAX_MEMSTORE_TS_KEY,
     META,
     ROOT_INDEX,
     TRAILER_SIZE,
@@ -126,6 +127,10 @@ class HFileReader:
         self._meta = {e.row.decode("utf-8", "replace"): e for e in meta_entries}
         self._mvcc = self._int_info(KEY_VALUE_VERSION) == KEY_VALUE_VERSION_WITH_MVCC
         self._tags = "hfile.MAX_TAGS_LEN" in self.file_info
+        # Bytes after each value when they never vary (HBase: MVCC timestamps are one byte when the file's
+        # maximum is 0); -1 when each cell must be looked at.
+        fixed = not self._tags and not (self._mvcc and (self._int_info(MAX_MEMSTORE_TS_KEY) or 0) > 0)
+        self._fixed_tail = (1 if self._mvcc else 0) if fixed else -1
         self._first_row: bytes | None = None
 
     # ----------------------------------------------------------------------------------------------------------
@@ -392,25 +397,39 @@ class HFileReader:
         rows: list[bytes] = []
         starts: list[int] = []
         ends: list[int] = []
+        add_row, add_start, add_end = rows.append, starts.append, ends.append
         pos, n = 0, len(payload)
-        mvcc, tags = self._mvcc, self._tags
         unpack = KV_HEAD.unpack_from
         try:
-            while pos < n:
-                klen, vlen, rlen = unpack(payload, pos)
-                vs = pos + 8 + klen
-                pos = vs + vlen
-                if rlen + 2 > klen or vlen < 0 or pos > n:
-                    raise ValueError(f"cell {len(rows)} (key length {klen}, row length {rlen}, value length "
-                                     f"{vlen}) does not fit the block")
-                rows.append(payload[vs - klen + 2:vs - klen + 2 + rlen])
-                starts.append(vs)
-                ends.append(pos)
-                if tags:
-                    pos += 2 + U16.unpack_from(payload, pos)[0]
-                if mvcc:
-                    b = payload[pos]
-                    pos += 1 if b < 128 or b >= 144 else vlong_size(b)
+            if self._fixed_tail >= 0:  # no tags, MVCC timestamps all 0 (one byte) or absent: the usual case
+                tail = self._fixed_tail
+                while pos < n:
+                    klen, vlen, rlen = unpack(payload, pos)
+                    vs = pos + 8 + klen
+                    end = vs + vlen
+                    if rlen + 2 > klen or vlen < 0 or end > n:
+                        raise ValueError(f"cell {len(rows)} (key length {klen}, row length {rlen}, value "
+                                         f"length {vlen}) does not fit the block")
+                    add_row(payload[pos + 10:pos + 10 + rlen])
+                    add_start(vs)
+                    add_end(end)
+                    pos = end + tail
+            else:
+                while pos < n:
+                    klen, vlen, rlen = unpack(payload, pos)
+                    vs = pos + 8 + klen
+                    end = vs + vlen
+                    if rlen + 2 > klen or vlen < 0 or end > n:
+                        raise ValueError(f"cell {len(rows)} (key length {klen}, row length {rlen}, value "
+                                         f"length {vlen}) does not fit the block")
+                    add_row(payload[pos + 10:pos + 10 + rlen])
+                    add_start(vs)
+                    add_end(end)
+                    pos = end
+                    if self._tags:
+                        pos += 2 + U16.unpack_from(payload, pos)[0]
+                    if self._mvcc:
+                        pos += vlong_size(payload[pos])
             if pos != n:
                 raise ValueError(f"last cell ends at {pos}, past the block's {n} bytes")
         except (ValueError, IndexError, struct.error) as e:
