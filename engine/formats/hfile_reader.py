@@ -391,6 +391,14 @@ class HFileReader:
             self._cells.popitem(last=False)
         return cells
 
+    def _after_value(self, payload: bytes, pos: int) -> int:
+        """Where the next cell starts, given where a value ends: past the tags and the MVCC vlong, if any."""
+        if self._tags:
+            pos += 2 + U16.unpack_from(payload, pos)[0]
+        if self._mvcc:
+            pos += vlong_size(payload[pos])
+        return pos
+
     def _split(self, payload: bytes, offset: int) -> _Cells:
         """Split a data block payload into cells: int32 key length, int32 value length, key (int16 row
         length, row, ...), value, [int16 tags length, tags], [Hadoop vlong MVCC timestamp]."""
@@ -400,36 +408,19 @@ class HFileReader:
         add_row, add_start, add_end = rows.append, starts.append, ends.append
         pos, n = 0, len(payload)
         unpack = KV_HEAD.unpack_from
+        tail = self._fixed_tail  # bytes after each value when fixed (the usual case), else -1: look at each cell
         try:
-            if self._fixed_tail >= 0:  # no tags, MVCC timestamps all 0 (one byte) or absent: the usual case
-                tail = self._fixed_tail
-                while pos < n:
-                    klen, vlen, rlen = unpack(payload, pos)
-                    vs = pos + 8 + klen
-                    end = vs + vlen
-                    if rlen + 2 > klen or vlen < 0 or end > n:
-                        raise ValueError(f"cell {len(rows)} (key length {klen}, row length {rlen}, value "
-                                         f"length {vlen}) does not fit the block")
-                    add_row(payload[pos + 10:pos + 10 + rlen])
-                    add_start(vs)
-                    add_end(end)
-                    pos = end + tail
-            else:
-                while pos < n:
-                    klen, vlen, rlen = unpack(payload, pos)
-                    vs = pos + 8 + klen
-                    end = vs + vlen
-                    if rlen + 2 > klen or vlen < 0 or end > n:
-                        raise ValueError(f"cell {len(rows)} (key length {klen}, row length {rlen}, value "
-                                         f"length {vlen}) does not fit the block")
-                    add_row(payload[pos + 10:pos + 10 + rlen])
-                    add_start(vs)
-                    add_end(end)
-                    pos = end
-                    if self._tags:
-                        pos += 2 + U16.unpack_from(payload, pos)[0]
-                    if self._mvcc:
-                        pos += vlong_size(payload[pos])
+            while pos < n:
+                klen, vlen, rlen = unpack(payload, pos)
+                vs = pos + 8 + klen
+                end = vs + vlen
+                if rlen + 2 > klen or vlen < 0 or end > n:
+                    raise ValueError(f"cell {len(rows)} (key length {klen}, row length {rlen}, value "
+                                     f"length {vlen}) does not fit the block")
+                add_row(payload[pos + 10:pos + 10 + rlen])
+                add_start(vs)
+                add_end(end)
+                pos = end + tail if tail >= 0 else self._after_value(payload, end)
             if pos != n:
                 raise ValueError(f"last cell ends at {pos}, past the block's {n} bytes")
         except (ValueError, IndexError, struct.error) as e:

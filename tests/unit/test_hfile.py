@@ -18,11 +18,23 @@ from engine.formats.hfile_blocks import (
     AVG_KEY_LEN,
     AVG_VALUE_LEN,
     CHECKSUM_CRC32C,
+    DATA,
+    FILE_INFO,
     HBASE_COMPARATOR,
+    I32,
+    I64,
     LAST_KEY,
+    ROOT_INDEX,
     TRAILER_SIZE,
+    U16,
+    IndexEntry,
+    Trailer,
+    cell_key,
     crc32c,
     decode_trailer,
+    encode_block,
+    encode_file_info,
+    encode_root_index,
     encode_trailer,
     key_row,
     midpoint_row,
@@ -211,6 +223,44 @@ def test_bytes_keys() -> None:
     assert next(iter(r.scan())) == (_key(0).encode(), _value(0))
     assert r.first_key == _key(0).encode()
     assert r.get(_key(7)) == r.get(_key(7).encode()) == _value(7)
+
+
+def _hand_made(cells: list[tuple[bytes, bytes, bytes]], info: dict[str, bytes], *, hudi1: bool = False) -> bytes:
+    """An uncompressed one-block HFile whose cells ``(row, value, bytes after the value)`` carry tags or MVCC
+    timestamps as HBase may write them; ``hudi1``: keys as Hudi 1.x's writer stores them (int16 length and row,
+    nothing else)."""
+    payload = b""
+    for row, value, tail in cells:
+        key = U16.pack(len(row)) + row if hudi1 else cell_key(row)
+        payload += I32.pack(len(key)) + I32.pack(len(value)) + key + value + tail
+    data = encode_block(DATA, payload, "NONE", -1)
+    root = encode_block(ROOT_INDEX, encode_root_index([IndexEntry(cells[0][0], 0, len(data), cell_key(cells[0][0]))]),
+                        "NONE", -1)
+    meta = encode_block(ROOT_INDEX, b"", "NONE", len(data))
+    info_offset = len(data) + len(root) + len(meta)
+    file_info = encode_block(FILE_INFO, encode_file_info(info), "NONE", -1)
+    trailer = Trailer(info_offset, len(data), 0, 0, 1, 0, len(cells), 1, 0, 0, HUDI_COMPARATOR, "NONE")
+    return data + root + meta + file_info + encode_trailer(trailer)
+
+
+MVCC_INFO = {"KEY_VALUE_VERSION": I32.pack(1), "MAX_MEMSTORE_TS_KEY": I64.pack(2**40)}
+
+
+@pytest.mark.parametrize(("info", "tails", "hudi1"), [
+    (MVCC_INFO, [write_vlong(t) for t in (0, 300, 5, 2**40)], False),
+    ({"KEY_VALUE_VERSION": I32.pack(1), "MAX_MEMSTORE_TS_KEY": I64.pack(0), "hfile.MAX_TAGS_LEN": I32.pack(3)},
+     [U16.pack(3) + b"tag" + b"\x00", U16.pack(0) + b"\x00", U16.pack(1) + b"t" + b"\x00", U16.pack(0) + b"\x00"],
+     False),
+    ({}, [b""] * 4, False),  # no KEY_VALUE_VERSION: no MVCC byte
+    ({"KEY_VALUE_VERSION": I32.pack(1), "MAX_MEMSTORE_TS_KEY": I64.pack(0)}, [b"\x00"] * 4, True),
+], ids=["mvcc-timestamps", "tags", "no-mvcc", "hudi-1.x-keys"])
+def test_cells_with_mvcc_timestamps_tags_or_short_keys(info: dict[str, bytes], tails: list[bytes],
+                                                        hudi1: bool) -> None:
+    cells = [(b"a", b"1", tails[0]), (b"b", b"", tails[1]), (b"c", b"333", tails[2]), (b"d", b"4", tails[3])]
+    r = HFileReader(_hand_made(cells, info, hudi1=hudi1), verify_checksums=True)
+    assert list(r.scan()) == [("a", b"1"), ("b", b""), ("c", b"333"), ("d", b"4")]
+    assert r.get("c") == b"333" and r.get("bb") is None
+    assert r.get_many(["d", "a", "x"]) == {"a": b"1", "d": b"4"}
 
 
 # ---------------------------------------------------------------------------------------------------------------
