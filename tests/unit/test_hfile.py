@@ -476,3 +476,12 @@ def test_midpoint_rows() -> None:
 
 def test_hbase_comparator_name_is_kept() -> None:
     assert _open(GZ_20000).trailer.comparator_class_name == HBASE_COMPARATOR
+
+
+@pytest.mark.parametrize("wrap", [bytes, bytearray, memoryview])
+def test_reader_takes_bytes_bytearray_or_memoryview(wrap: type) -> None:
+    entries = _entries(500)
+    for compression in ("GZ", "NONE"):
+        data = wrap(write_hfile(entries, block_size=512, compression=compression))
+        r = HFileReader(data, verify_checksums=True)
+        assert list(r.scan()) == entries and r.get(entries[250][0]) == entries[250][1]
