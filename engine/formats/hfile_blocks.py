@@ -520,7 +520,7 @@ def decode_trailer(data: bytes | memoryview, name: str) -> Trailer:
 
     Raises:
         HFileError: the file is shorter than a trailer, the trailer magic is wrong, the major version is not 3,
-            the compression codec is unknown or unsupported, or the message is malformed.
+            the compression codec is unknown or unsupported, the file is encrypted, or the message is malformed.
     """
     if len(data) < TRAILER_SIZE:
         raise HFileError(f"HFile {name}: truncated: {len(data)} bytes, shorter than the "
@@ -555,6 +555,8 @@ def decode_trailer(data: bytes | memoryview, name: str) -> Trailer:
     if compression not in SUPPORTED_COMPRESSION:
         raise HFileError(f"HFile {name}: unsupported compression {compression} (only "
                          f"{', '.join(SUPPORTED_COMPRESSION)} are read)")
+    if fields.get(13, [b""])[-1]:
+        raise HFileError(f"HFile {name}: encrypted HFiles are not supported (the trailer holds an encryption key)")
     comparator = fields.get(11, [b""])[-1]
     values = {attr: num(i, 1 if attr == "num_data_index_levels" else 0)
               for i, attr in enumerate(_TRAILER_INTS, start=1)}

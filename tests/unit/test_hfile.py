@@ -449,6 +449,19 @@ def test_unsupported_version_and_compression() -> None:
     snappy = data[:-TRAILER_SIZE] + encode_trailer(dataclasses.replace(trailer, compression="SNAPPY"))
     with pytest.raises(HFileError, match="unsupported compression SNAPPY"):
         HFileReader(bytes(snappy), name="v.hfile")
+    # an encryption key (field 13) in the trailer; an empty one, as Hudi 0.x's own writer stored, is fine
+    body = encode_trailer(trailer)
+    n = body[8]
+    assert n + 18 < 128  # the length stays a one-byte varint
+    for key, fails in ((b"k" * 16, True), (b"", False)):
+        extra = bytes([13 << 3 | 2, len(key)]) + key
+        patched = body[:8] + bytes([n + len(extra)]) + body[9:9 + n] + extra
+        patched += bytes(TRAILER_SIZE - len(patched) - 4) + body[-4:]
+        if fails:
+            with pytest.raises(HFileError, match="encrypted"):
+                HFileReader(bytes(data[:-TRAILER_SIZE]) + patched)
+        else:
+            assert HFileReader(bytes(data[:-TRAILER_SIZE]) + patched).get("a") == b"1"
 
 
 # ---------------------------------------------------------------------------------------------------------------
