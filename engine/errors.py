@@ -139,3 +139,9 @@ class TableServiceError(EngineError):
 class SchemaEvolutionError(EngineError):
     """A schema change that Hudi's schema evolution refuses (``TableChanges`` / ``SchemaChangeUtils``): a
     missing or duplicate column, a narrowing type change, a meta, key or partition column."""
+
+
+class HFileError(EngineError):
+    """An HFile (the metadata table's base files and HFile log blocks) could not be read or written: bad magic,
+    truncated bytes, an unsupported version, compression or block encoding, or keys added out of order. The
+    message names the file (or ``<bytes>``) and what is wrong."""
