@@ -10,7 +10,7 @@ import pytest
 
 from engine.table import Table
 from sqlext.session import Session
-from tests.conftest import HUDI_FIXTURES, hudi_rs_rows
+from tests.conftest import HUDI_1X_ALL_FIXTURE_NAMES, HUDI_FIXTURES, HUDI_LANCE_FIXTURE_NAMES, hudi_rs_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow]
 
@@ -79,3 +79,22 @@ def test_writes_to_a_hudi_1x_table_are_refused(
     assert location in str(caught.value)
     assert sorted((str(p.relative_to(location)), p.stat().st_size) for p in Path(location).rglob("*")) == before
     session.sql(f"DROP TABLE {table_name}")
+
+
+@pytest.mark.parametrize("fixture", HUDI_1X_ALL_FIXTURE_NAMES)
+def test_every_hudi_1x_fixture_refuses_an_insert(
+        session: Session, hudi_fixture: Callable[..., str], table_name: str, fixture: str) -> None:
+    """Each Hudi 1.x fixture registers (Lance ones are refused then) and refuses an INSERT, naming its version."""
+    location = hudi_fixture(fixture, fresh=True)
+    create = f"CREATE TABLE {table_name} USING hudi LOCATION '{location}'"
+    if fixture in HUDI_LANCE_FIXTURE_NAMES:
+        with pytest.raises(Exception, match=r"\(table version 9\) stores its base files as LANCE"):
+            session.sql(create)
+        return
+    session.sql(create)
+    version = fixture.rsplit("/v", 1)[1][0]
+    with pytest.raises(Exception, match=rf"written by Hudi 1\.x \(table version {version}\); this engine writes "
+                                        "table version 6 only"):
+        session.sql(f"INSERT INTO {table_name} SELECT * FROM {table_name}").collect()
+    session.sql(f"DROP TABLE {table_name}")
+

@@ -401,3 +401,12 @@ def test_partial_update_blocks_are_refused(tmp_path: Path) -> None:
     assert len(scan_log_blocks(storage, [path], BlockFilter("002", frozenset({"001", "002"})))) == 2
     with pytest.raises(UnsupportedTable, match="block of instant 003 .* partial updates"):
         scan_log_blocks(storage, [path], BlockFilter("003", frozenset({"001", "002", "003"})))
+
+
+def test_cdc_queries_of_1x_tables_are_refused(hudi_fixture: Callable[..., str]) -> None:
+    from engine.config import HoodieConfig
+    from engine.read.cdc import plan_cdc
+
+    table = Table.load(hudi_fixture(TRIPS))
+    with pytest.raises(UnsupportedTable, match=r"CDC query on .*Hudi 1\.x tables \(table version 8\)"):
+        plan_cdc(table, HoodieConfig({"hoodie.datasource.read.begin.instanttime": "0"}))
