@@ -279,13 +279,14 @@ class FileSystemView:
         return groups
 
     def _log_completion(self, delta_commit: str) -> str | None:
-        """Completion time of a log's delta commit; its own time when it was archived (completed before the active
-        timeline starts); ``None`` when it is pending or unknown."""
+        """Completion time of a log's delta commit: from the active timeline, else, when it is older than the
+        active timeline (archived), from the LSM archive (its own time if the archive does not hold it); ``None``
+        when it is pending or unknown."""
         completion = self._completion_times.get(delta_commit)
         if completion is not None:
             return completion
         if self._visible and delta_commit < self._visible[0] and delta_commit not in self._pending_writes:
-            return delta_commit
+            return self.timeline.archived_completion_times().get(delta_commit, delta_commit)
         return None
 
     def _slice_logs_by_completion(self, bases: dict[str, dict[str, BaseFile]],

@@ -72,6 +72,7 @@ class ActiveTimeline:
         self.instants: list[Instant] = []
         self._all_files: list[Instant] = []
         self._listed_names: dict[tuple[str, str, State], str] = {}
+        self._archived_completions: dict[str, str] | None = None
         self.reload()
 
     # ------------------------------------------------------------------ loading
@@ -226,6 +227,17 @@ class ActiveTimeline:
         key = (instant.timestamp, comparable_action(instant.action), instant.state)
         name = self._listed_names.get(key) or self.layout.file_name(instant)
         return self.storage.join(self.timeline_path, name)
+
+    def archived_completion_times(self) -> dict[str, str]:
+        """Requested → completion time of the archived instants (timeline layout 2: read from the LSM archive on
+        first use, then cached; ``{}`` on layout 1).
+
+        Raises:
+            CorruptFile: the archived timeline cannot be read.
+        """
+        if self._archived_completions is None:
+            self._archived_completions = self.layout.archived_completion_times(self.storage, self.meta_path)
+        return self._archived_completions
 
     def completion_times(self) -> dict[str, str]:
         """Requested time → completion time of every completed instant that has one (timeline layout 2; ``{}``

@@ -64,6 +64,15 @@ class TimelineLayout(Protocol):
         """
         ...
 
+    def archived_completion_times(self, storage: Storage, meta_path: str) -> dict[str, str]:
+        """Requested → completion time of archived instants (``{}`` on layout 1, which keeps none).
+
+        Raises:
+            CorruptFile: the archived timeline cannot be read.
+            StorageError: reading failed.
+        """
+        ...
+
 
 class TimelineLayoutV1:
     """Layout 1 (table version 6; Hudi ``TimelineLayoutV1`` / ``InstantFileNameGeneratorV1``)."""
@@ -89,6 +98,10 @@ class TimelineLayoutV1:
     def has_archived_instants(self, storage: Storage, archive_path: str) -> bool:
         """Whether ``archive_path`` holds an ``.archive.`` log file."""
         return any(".archive." in info.name for info in storage.list_dir(archive_path))
+
+    def archived_completion_times(self, storage: Storage, meta_path: str) -> dict[str, str]:
+        """``{}``: layout 1 keeps no completion times."""
+        return {}
 
 
 LAYOUT_V1 = TimelineLayoutV1()

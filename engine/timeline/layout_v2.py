@@ -154,6 +154,10 @@ class TimelineLayoutV2:
         """:func:`decode_commit_metadata`."""
         return decode_commit_metadata(content, source)
 
+    def archived_completion_times(self, storage: Storage, meta_path: str) -> dict[str, str]:
+        """:func:`engine.timeline.lsm_archive.completion_times` of the history folder."""
+        return lsm_archive.completion_times(storage, self.history_path(storage, meta_path))
+
     def has_archived_instants(self, storage: Storage, archive_path: str) -> bool:
         """Whether the LSM archive holds a data file (:func:`engine.timeline.lsm_archive.archived_range`)."""
         return lsm_archive.archived_range(storage, archive_path) is not None

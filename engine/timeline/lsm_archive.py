@@ -7,16 +7,22 @@ Layout under ``.hoodie/timeline/history`` (``hoodie.timeline.history.path``)::
     manifest_<N>                               JSON {"files": [{"fileName": ..., "fileLen": ...}, ...]}
     <minInstant>_<maxInstant>_<level>.parquet  archived instants (HoodieLSMTimelineInstant records)
 
-This engine does not read the archived instants: a time-travel, incremental or CDC read that needs them is
-refused by the read retention check (:mod:`engine.read.retention`) with the archived range this module gives.
+Data files hold ``HoodieLSMTimelineInstant`` records (``instantTime``, ``completionTime``, ``action``,
+``metadata``, ``plan``, ``version``). This engine reads their times only (:func:`completion_times`: the file
+slicing of logs whose delta commits were archived needs their completion times); a time-travel, incremental or
+CDC read that needs archived instants themselves is refused by the read retention check
+(:mod:`engine.read.retention`) with the archived range this module gives.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import re
 from dataclasses import dataclass
+
+import pyarrow.parquet as pq
 
 from engine.errors import CorruptFile
 from engine.storage import Storage
@@ -94,3 +100,26 @@ def archived_range(storage: Storage, history_path: str) -> ArchivedRange | None:
     if not spans:
         return None
     return ArchivedRange(min(s[0] for s in spans), max(s[1] for s in spans), tuple(files))
+
+
+def completion_times(storage: Storage, history_path: str) -> dict[str, str]:
+    """Requested time → completion time of every archived instant of the latest snapshot (Hudi
+    ``CompletionTimeQueryView`` loading the archived timeline); ``{}`` when nothing was archived.
+
+    Raises:
+        CorruptFile: a malformed version file, manifest or data file (named).
+        StorageError: reading failed.
+    """
+    out: dict[str, str] = {}
+    for name in snapshot_files(storage, history_path):
+        path = storage.join(history_path, name)
+        try:
+            table = pq.read_table(io.BytesIO(storage.read_bytes(path)), columns=["instantTime", "completionTime"])
+        except (OSError, ValueError, KeyError) as exc:
+            raise CorruptFile(f"LSM timeline file {path} cannot be read: {exc}") from exc
+        for requested, completed in zip(table.column("instantTime").to_pylist(),
+                                        table.column("completionTime").to_pylist(), strict=True):
+            if requested and completed:
+                out[str(requested)] = str(completed)
+    return out
+

@@ -410,3 +410,35 @@ def test_cdc_queries_of_1x_tables_are_refused(hudi_fixture: Callable[..., str]) 
     table = Table.load(hudi_fixture(TRIPS))
     with pytest.raises(UnsupportedTable, match=r"CDC query on .*Hudi 1\.x tables \(table version 8\)"):
         plan_cdc(table, HoodieConfig({"hoodie.datasource.read.begin.instanttime": "0"}))
+
+
+def test_archived_delta_commits_take_their_completion_times_from_the_lsm_archive(
+        hudi_fixture: Callable[..., str]) -> None:
+    import pyarrow.parquet as pq
+
+    path = Path(hudi_fixture(TRIPS, fresh=True))
+    timeline = path / ".hoodie" / "timeline"
+    table = Table.load(str(path))
+    compaction = next(i for i in table.timeline.completed_commits() if i.action == COMMIT)
+    archived = [i for i in table.timeline.instants if i.timestamp < compaction.timestamp]
+    late = max(i.timestamp for i in archived if i.action == DELTA_COMMIT)
+    log = next(p for p in path.rglob(f".*_{late}.log.*") if ".hoodie" not in p.parts)
+    # Archive every instant before the compaction; say the last delta commit completed after it was scheduled.
+    moved_completion = str(int(compaction.timestamp) + 1)
+    times = {i.timestamp: (moved_completion if i.timestamp == late else i.completion_time) for i in archived}
+    for f in list(timeline.iterdir()):
+        if f.is_file() and f.name.split(".")[0].split("_")[0] in times:
+            f.unlink()
+    rows = pa.table({"instantTime": list(times), "completionTime": list(times.values()),
+                     "action": [i.action for i in archived]})
+    name = f"{min(times)}_{max(times)}_0.parquet"
+    pq.write_table(rows, timeline / "history" / name)
+    (timeline / "history" / "_version_").write_text("1")
+    (timeline / "history" / "manifest_1").write_text(json.dumps({"files": [{"fileName": name, "fileLen": 1}]}))
+    table = Table.load(str(path))
+    assert table.timeline.archived_completion_times()[late] == moved_completion
+    placed = {lf.name: s.base_instant for g in table.file_system_view().all_file_groups() for s in g.slices
+              for lf in s.log_files}
+    assert placed[log.name] == compaction.timestamp  # completed after the compaction was scheduled
+    earlier = [n for n in placed if late not in n and int(n.split("_")[1].split(".")[0]) < int(compaction.timestamp)]
+    assert earlier and all(placed[n] < compaction.timestamp for n in earlier)
