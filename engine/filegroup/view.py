@@ -21,8 +21,9 @@ by the log reader from the block's ``INSTANT_TIME`` header, as in Java.
 
 Hudi 1.x tables (timeline layout 2) name log files after the delta commit that wrote them: a log joins the slice
 whose base instant is the greatest at or before the delta commit's completion time
-(:func:`engine.filegroup.slices.base_instant_by_completion`). Logs of pending delta commits are left out (their
-blocks would be skipped anyway), as hudi-rs does.
+(:func:`engine.filegroup.slices.base_instant_by_completion`; archived delta commits take their completion time
+from the LSM archive). Logs of pending delta commits are left out (their blocks would be skipped anyway), as
+hudi-rs does.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The archived timeline of Hudi 1.x tables: an LSM tree of parquet files (Hudi ``LSMTimeline``,
-``HoodieLSMTimelineManifest``, ``ArchivedTimelineV2``), located and measured, not read.
+``HoodieLSMTimelineManifest``, ``ArchivedTimelineV2``): located, its range and completion times read.
 
 Layout under ``.hoodie/timeline/history`` (``hoodie.timeline.history.path``)::
 
