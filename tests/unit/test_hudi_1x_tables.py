@@ -442,3 +442,20 @@ def test_archived_delta_commits_take_their_completion_times_from_the_lsm_archive
     assert placed[log.name] == compaction.timestamp  # completed after the compaction was scheduled
     earlier = [n for n in placed if late not in n and int(n.split("_")[1].split(".")[0]) < int(compaction.timestamp)]
     assert earlier and all(placed[n] < compaction.timestamp for n in earlier)
+
+
+def test_partition_fields_with_key_generator_type_suffixes(hudi_fixture: Callable[..., str]) -> None:
+    path = Path(hudi_fixture("sample_table/cow/v8_simplekeygen_nonhivestyle", fresh=True))
+    props = path / ".hoodie" / "hoodie.properties"
+    text = props.read_text(encoding="latin-1")
+    assert "hoodie.table.partition.fields=byteField\n" in text
+    props.write_text(text.replace("hoodie.table.partition.fields=byteField\n",
+                                  "hoodie.table.partition.fields=byteField:SIMPLE\n")
+                     .replace("hoodie.table.keygenerator.type=SIMPLE", "hoodie.table.keygenerator.type=CUSTOM"),
+                     encoding="latin-1")
+    table = Table.load(str(path))
+    assert table.partition_fields == ["byteField"]
+    assert table.keygen_class == "org.apache.hudi.keygen.CustomKeyGenerator"
+    # hudi-rs 0.5.0 refuses the suffix ("Partition field `byteField:SIMPLE` ... is not present"): the rows are
+    # those of the unchanged table.
+    assert_same(read_table(str(path)), read_table(hudi_fixture("sample_table/cow/v8_simplekeygen_nonhivestyle")))
