@@ -14,7 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import HUDI_FIXTURE_NAMES, HUDI_FIXTURES
+from tests.conftest import (
+    HUDI_1X_ALL_FIXTURE_NAMES,
+    HUDI_FIXTURE_NAMES,
+    HUDI_FIXTURES,
+    HUDI_LANCE_FIXTURE_NAMES,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -105,3 +110,6 @@ def test_the_hudi_written_fixtures_are_in_the_repository() -> None:
     assert (HUDI_FIXTURES.parent / "NOTICE").read_text().count("Apache License") >= 1
     scripts = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix("")) for p in HUDI_FIXTURES.rglob("v6_*.sql"))
     assert len(HUDI_FIXTURE_NAMES) == 16 and scripts == HUDI_FIXTURE_NAMES  # each table with the SQL that made it
+    scripts_1x = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix(""))
+                        for pattern in ("v8_*.sql", "v9_*.sql") for p in HUDI_FIXTURES.rglob(pattern))
+    assert HUDI_LANCE_FIXTURE_NAMES and scripts_1x == HUDI_1X_ALL_FIXTURE_NAMES  # the Hudi 1.x tables too
