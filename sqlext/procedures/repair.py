@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 
 from engine.config import TableConfig
 from engine.filegroup.partition_metadata import has_partition_metadata, write_partition_metadata
-from engine.table import TableProperties
+from engine.table_properties import TableProperties
 from sqlext.errors import ProcedureError
 from sqlext.procedures.compaction import resolve_table
 from sqlext.procedures.registry import Param, Procedure, register
