@@ -19,6 +19,7 @@ from engine.formats.log_format import (
     CommandBlock,
     CorruptBlock,
     DeleteBlock,
+    HFileDataBlock,
     LogBlock,
     ParquetDataBlock,
     read_log_blocks,
@@ -139,6 +140,8 @@ class BlockFilter:
         timeline_start: first completed commit instant on the active timeline, or None.
         pending: requested/inflight write instants on the active timeline.
         begin: incremental lower bound (exclusive), or None.
+        valid_instants: when set, only blocks of these instants are kept (Java's ``ExplicitMatchRange``
+            instant range; the metadata table reader passes ``getValidInstantTimestamps``).
     """
 
     latest_instant: str | None
@@ -146,6 +149,7 @@ class BlockFilter:
     timeline_start: str | None = None
     pending: frozenset[str] = frozenset()
     begin: str | None = None
+    valid_instants: frozenset[str] | None = None
 
     def is_committed(self, instant: str) -> bool:
         """Java ``containsOrBeforeTimelineStarts`` minus pending instants."""
@@ -160,6 +164,8 @@ class BlockFilter:
         if self.latest_instant is not None and instant > self.latest_instant:
             return False
         if self.begin is not None and instant <= self.begin:
+            return False
+        if self.valid_instants is not None and instant not in self.valid_instants:
             return False
         return self.is_committed(instant)
 
@@ -192,7 +198,8 @@ def _reconcile_spurious_blocks(blocks: list[LogBlock]) -> list[LogBlock]:
     return out
 
 
-def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: BlockFilter) -> list[LogBlock]:
+def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: BlockFilter, *,
+                    hfile_blocks: bool = False) -> list[LogBlock]:
     """The data and delete blocks of a slice's log files that a reader applies, in log order
     (``AbstractHoodieLogRecordReader.scanInternalV1``; rules in the module docstring).
 
@@ -200,6 +207,8 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
         storage: table storage.
         log_paths: the slice's log files in log order.
         block_filter: instant visibility.
+        hfile_blocks: also keep :class:`HFileDataBlock` instances (the metadata table's data blocks, which
+            :mod:`engine.metadata` decodes); otherwise they are skipped as not table data.
 
     Returns:
         :class:`AvroDataBlock`, :class:`ParquetDataBlock` and :class:`DeleteBlock` instances (contents not
@@ -235,7 +244,8 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
                              path, instant, target, before - len(queued))
                 continue
             if isinstance(block, CdcDataBlock) or \
-                    not isinstance(block, (AvroDataBlock, ParquetDataBlock, DeleteBlock)):
+                    not isinstance(block, (AvroDataBlock, ParquetDataBlock, DeleteBlock)) and \
+                    not (hfile_blocks and isinstance(block, HFileDataBlock)):
                 logger.warning("log file %s: skipping %s at offset %d (not readable as table data)",
                                path, type(block).__name__, block.offset)
                 continue
