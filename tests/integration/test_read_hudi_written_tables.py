@@ -17,11 +17,12 @@ import pytest
 
 from engine.table import Table
 from sqlext.session import Session
-from tests.conftest import HUDI_FIXTURES, normalised
+from tests.conftest import HUDI_FIXTURES, METADATA_FIXTURE_SHAPE, normalised
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow]
 
-FIXTURES = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix("")) for p in HUDI_FIXTURES.glob("**/v6_*.zip"))
+FIXTURES = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix("")) for p in HUDI_FIXTURES.glob("**/v6_*.zip")
+                  if p.relative_to(HUDI_FIXTURES).parts[0] != METADATA_FIXTURE_SHAPE)
 
 
 def canonical(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:

@@ -1,0 +1,258 @@
+"""The metadata table reader on tables Apache Hudi 0.15 wrote (``tests/fixtures/hudi-written/metadata``): what
+the MDT says must equal what the data table holds — partitions and files from the engine's file-system view of
+the data table, record locations from the rows hudi-rs reads, column stats computed with pyarrow from the base
+files, bloom filters from the base files' footers.
+
+Each fixture is checked in its final state and as of earlier completed data instants: the data table's later
+instants are turned back into pending ones (their completed files removed), which the reader must honour
+through Hudi's valid-instant rule (MDT blocks of instants not completed on the data timeline are ignored). Only
+cut points the history allows are used: not before the MDT's last compaction (its base files hold every earlier
+deltacommit) and not before a rollback (its deletions are not revertible). A reverted clean has deleted its files
+already while the MDT, rightly, still lists them: the expected listing adds the files of pending clean plans.
+"""
+
+from __future__ import annotations
+
+import datetime
+import shutil
+import zipfile
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from engine.config import HoodieConfig
+from engine.errors import MetadataTableError
+from engine.filegroup.view import FileSystemView
+from engine.formats.base_file import read_bloom_filter
+from engine.formats.log_format import read_log_blocks
+from engine.metadata import reader as reader_module
+from engine.metadata.reader import MetadataTableReader
+from engine.metadata.records import StatValue
+from engine.metadata.schema import DECIMAL_WRAPPER_SCALE, MetadataPartition
+from engine.table import Table
+from engine.timeline import avro_serde
+from engine.timeline.instant import CLEAN, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant, State
+from tests.conftest import HUDI_FIXTURES, hudi_rs_rows
+
+METADATA_FIXTURES = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix(""))
+                           for p in HUDI_FIXTURES.glob("metadata/**/*.zip"))
+
+
+def _unzip(name: str, dest: Path) -> Path:
+    with zipfile.ZipFile(HUDI_FIXTURES / f"{name}.zip") as archive:
+        archive.extractall(dest, [m for m in archive.namelist() if not m.startswith("__MACOSX")])
+    return dest / Path(name).name
+
+
+def _cut_points(base: Path) -> list[str]:
+    """Completed data instants the history allows reading the MDT as of (module docstring); the last one is
+    the final state."""
+    data = Table.load(str(base)).timeline
+    mdt = Table.load(str(base / ".hoodie" / "metadata")).timeline
+    floor = max((i.timestamp[:17] for i in mdt.completed() if i.action == COMMIT), default="")
+    cuts = []
+    for instant in data.completed():
+        later = [i for i in data.instants if i.timestamp > instant.timestamp]
+        if instant.timestamp >= floor and all(i.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLEAN)
+                                              for i in later):
+            cuts.append(instant.timestamp)
+    return cuts
+
+
+def _as_of(base: Path, cut: str, dest: Path) -> Path:
+    """A copy of the table whose write instants after ``cut`` are inflight again."""
+    copy = dest / f"{base.name}_{cut}"
+    shutil.copytree(base, copy)
+    for instant in Table.load(str(copy)).timeline.completed():
+        if instant.timestamp > cut:
+            (copy / ".hoodie" / instant.file_name).unlink()
+    return copy
+
+
+@pytest.fixture(scope="module", params=METADATA_FIXTURES)
+def states(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The fixture's table as of each allowed cut point (the final state last)."""
+    dest = tmp_path_factory.mktemp("mdt")
+    base = _unzip(request.param, dest)
+    last = Table.load(str(base)).timeline.completed()[-1].timestamp
+    return [_as_of(base, cut, dest) for cut in _cut_points(base) if cut < last] + [base]
+
+
+def test_fixtures_exist() -> None:
+    assert METADATA_FIXTURES, "no metadata table fixtures under tests/fixtures/hudi-written/metadata"
+    shapes = {(("/cow/" in n), ("nonpartitioned" not in n)) for n in METADATA_FIXTURES}
+    assert len(shapes) == 4  # COW and MOR, partitioned and not
+
+
+def _committed_blocks(path: str, table: Table) -> tuple[bool, bool]:
+    """(any block of a completed instant, every data block of a completed instant) of a log file."""
+    completed = {i.timestamp for i in table.timeline.completed()}
+    instants = [b.instant_time for b in read_log_blocks(table.storage, path) if b.instant_time]
+    return any(i in completed for i in instants), all(i in completed for i in instants)
+
+
+def _listing(table: Table) -> dict[str, dict[str, int | None]]:
+    """Partition → file name → size (None: a log file also holding uncommitted blocks, size unknown) of the
+    committed files the file-system view sees."""
+    view = FileSystemView(table)
+    out: dict[str, dict[str, int | None]] = {}
+    for partition in view.partition_paths():
+        files: dict[str, int | None] = {}
+        for group in view.file_groups(partition, include_replaced=True):
+            for file_slice in group.slices:
+                if file_slice.base_file is not None:
+                    files[file_slice.base_file.name] = file_slice.base_file.size
+                for log in file_slice.log_files:
+                    some, every = _committed_blocks(log.path, table)
+                    if some:
+                        files[log.name] = log.size if every else None
+        if files:
+            out[partition] = files
+    for clean in table.timeline.cleans():  # a pending clean's deletions are not in the MDT yet
+        if clean.is_pending:
+            requested = Instant(clean.timestamp, CLEAN, State.REQUESTED)
+            plan = avro_serde.deserialize(table.timeline.read_details(requested), "HoodieCleanerPlan")
+            for partition, entries in (plan.get("filePathsToBeDeletedPerPartition") or {}).items():
+                for entry in entries:
+                    out.setdefault(partition, {})[Path(entry["filePath"]).name] = None
+    return out
+
+
+def _each(states: list[Path]) -> Iterator[tuple[Path, Table, MetadataTableReader]]:
+    for state in states:
+        table = Table.load(str(state))
+        yield state, table, MetadataTableReader(table)
+
+
+def test_partitions_and_files_equal_the_file_system(states: list[Path]) -> None:
+    for state, table, mdt in _each(states):
+        expected = _listing(table)
+        assert mdt.all_partition_paths() == sorted(expected), state.name
+        for partition, files in expected.items():
+            listed = mdt.files_in_partition(partition)
+            assert sorted(listed) == sorted(files), f"{state.name} {partition}"
+            for name, size in files.items():
+                if size is not None:
+                    assert listed[name] == size, f"{state.name} {partition}/{name}"
+        assert mdt.files_in_partition("no/such/partition") == {}
+
+
+def _file_id(file_name: str) -> str:
+    return file_name.lstrip(".").split("_", 1)[0]
+
+
+def test_record_index_locates_every_key(states: list[Path]) -> None:
+    for state, table, mdt in _each(states):
+        rows = [{k: str(v) for k, v in r.items() if k.startswith("_hoodie_")} for r in hudi_rs_rows(state)]
+        assert rows, state.name
+        expected = {r["_hoodie_record_key"]: (r["_hoodie_partition_path"], _file_id(r["_hoodie_file_name"]))
+                    for r in rows}
+        absent = [k for k in ("2", "8", "no-such-key", "") if k not in expected]  # 2 was deleted, 8 rolled back
+        found = mdt.record_locations([*expected, *absent])
+        assert {k: (v.partition, v.file_id) for k, v in found.items()} == expected, state.name
+        completed = {i.timestamp for i in table.timeline.completed()}
+        commit_time = {r["_hoodie_record_key"]: r["_hoodie_commit_time"] for r in rows}
+        for key, where in found.items():
+            assert where.instant in completed and where.instant <= commit_time[key], (state.name, key, where)
+
+
+def _python(value: Any) -> Any:
+    if isinstance(value, datetime.date):
+        return (value - datetime.date(1970, 1, 1)).days
+    if isinstance(value, Decimal):
+        return value.normalize()
+    return value
+
+
+def _stored(stored: StatValue | None, computed: Any) -> Any:
+    """A stored statistic as a Python value. Hudi 0.15 re-wraps a decimal read back as a generic record as
+    ``BytesWrapper`` of its unscaled big-endian bytes at the DecimalWrapper scale (15)."""
+    if stored is None:
+        return None
+    if stored.wrapper == "BytesWrapper" and isinstance(computed, Decimal):
+        return _python(Decimal(int.from_bytes(stored.value, "big", signed=True)).scaleb(-DECIMAL_WRAPPER_SCALE))
+    return _python(stored.value)
+
+
+def test_column_stats_equal_the_base_files(states: list[Path]) -> None:
+    """Every column of every latest base file the index covers; Hudi 0.15 writes no column stats for the
+    files of a DELETE commit, so those (and only those) may be missing."""
+    for state, table, mdt in _each(states):
+        view = FileSystemView(table)
+        checked = 0
+        for partition in view.partition_paths():
+            bases = view.latest_base_files(partition)
+            columns = pq.read_schema(bases[0].path).names if bases else []
+            stats = mdt.column_stats(partition, [b.name for b in bases], columns)
+            for base in bases:
+                if not any((base.name, c) in stats for c in columns):
+                    instant = next(i for i in table.timeline.completed() if i.timestamp == base.commit_time)
+                    assert table.commit_metadata(instant).operation_type.startswith("DELETE"), (state.name, base)
+                    continue
+                data = pq.read_table(base.path)
+                for column in columns:
+                    got = stats[(base.name, column)]
+                    array = data.column(column)
+                    extremes = pc.min_max(array).as_py() if len(array) else {"min": None, "max": None}
+                    assert got.value_count == data.num_rows and got.null_count == array.null_count, \
+                        (state.name, base.name, column)
+                    for stored, computed in ((got.min_value, extremes["min"]), (got.max_value, extremes["max"])):
+                        assert _stored(stored, computed) == _python(computed), \
+                            (state.name, base.name, column, stored, computed)
+                    checked += 1
+        assert checked, state.name
+        assert mdt.column_stats(view.partition_paths()[0], ["no-such-file.parquet"], ["id"]) == {}
+
+
+def test_bloom_filters_equal_the_footers(states: list[Path]) -> None:
+    for state, table, mdt in _each(states):
+        view = FileSystemView(table)
+        bases = [b for p in view.partition_paths() for b in view.latest_base_files(p)]
+        assert bases, state.name
+        for base in bases:
+            partition = str(Path(base.path).parent.relative_to(state)) if Path(base.path).parent != state else ""
+            footer = read_bloom_filter(table.storage, base.path)
+            stored = mdt.bloom_filter(partition, base.name)
+            assert footer is not None and stored is not None, (state.name, base.name)
+            assert stored.serialize() == footer.serialize(), (state.name, base.name)
+        assert mdt.bloom_filter("", "no-such-file.parquet") is None
+
+
+def test_lookups_touch_only_the_hashed_file_group(states: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    state = states[-1]
+    mdt = MetadataTableReader(str(state))
+    slices = mdt.file_slices(MetadataPartition.RECORD_INDEX)
+    assert len(slices) > 1
+    asked: list[tuple[str, list[str] | None]] = []
+    original = reader_module._Slice.records
+
+    def spy(self: Any, keys: Any) -> Any:
+        asked.append((self.file_slice.file_id, None if keys is None else list(keys)))
+        return original(self, keys)
+
+    monkeypatch.setattr(reader_module._Slice, "records", spy)
+    mdt.record_locations(["1", "3"])
+    assert {fid for fid, _ in asked} <= {s.file_id for s in slices}
+    assert all(keys is not None and len(keys) <= 2 for _, keys in asked)  # point lookups, never a full scan
+    assert sum(len(keys or []) for _, keys in asked) == 2
+
+
+def test_tables_without_a_metadata_table_are_refused(tmp_path: Path) -> None:
+    base = _unzip("sample_table/cow/v6_nonpartitioned", tmp_path)
+    with pytest.raises(MetadataTableError, match="no metadata table"):
+        MetadataTableReader(str(base))
+
+
+def test_unbuilt_partition_is_refused(states: list[Path]) -> None:
+    table = Table.load(str(states[-1]))
+    assert set(MetadataTableReader(table).available_partitions) == {p.value for p in MetadataPartition}
+    table.config = HoodieConfig({**table.config.as_dict(), "hoodie.table.metadata.partitions": "files"})
+    mdt = MetadataTableReader(table)
+    assert mdt.available_partitions == ["files"] and mdt.all_partition_paths()
+    with pytest.raises(MetadataTableError, match="record_index"):
+        mdt.record_locations(["1"])
