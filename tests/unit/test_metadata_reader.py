@@ -180,8 +180,11 @@ def _stored(stored: StatValue | None, computed: Any) -> Any:
 
 
 def test_column_stats_equal_the_base_files(states: list[Path]) -> None:
-    """Every column of every latest base file the index covers; Hudi 0.15 writes no column stats for the
-    files of a DELETE commit, so those (and only those) may be missing."""
+    """Every column of every latest base file the index covers. Hudi 0.15 writes no column stats for the files
+    of a DELETE commit nor for files without rows (a compaction whose records were all deleted), so those (and
+    only those) may be missing. (Its cleaner also writes the tombstones of cleaned files under keys of names
+    cut short by the partition path's length, so cleaned files keep live stats; lookups by real names are not
+    affected.)"""
     for state, table, mdt in _each(states):
         view = FileSystemView(table)
         checked = 0
@@ -190,11 +193,12 @@ def test_column_stats_equal_the_base_files(states: list[Path]) -> None:
             columns = pq.read_schema(bases[0].path).names if bases else []
             stats = mdt.column_stats(partition, [b.name for b in bases], columns)
             for base in bases:
+                data = pq.read_table(base.path)
                 if not any((base.name, c) in stats for c in columns):
                     instant = next(i for i in table.timeline.completed() if i.timestamp == base.commit_time)
-                    assert table.commit_metadata(instant).operation_type.startswith("DELETE"), (state.name, base)
+                    operation = table.commit_metadata(instant).operation_type
+                    assert data.num_rows == 0 or operation.startswith("DELETE"), (state.name, base, operation)
                     continue
-                data = pq.read_table(base.path)
                 for column in columns:
                     got = stats[(base.name, column)]
                     array = data.column(column)
