@@ -211,7 +211,8 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
             :mod:`engine.metadata` decodes); otherwise they are skipped as not table data.
 
     Returns:
-        :class:`AvroDataBlock`, :class:`ParquetDataBlock` and :class:`DeleteBlock` instances (contents not
+        :class:`AvroDataBlock`, :class:`ParquetDataBlock` and :class:`DeleteBlock` (and with ``hfile_blocks``
+        :class:`HFileDataBlock`) instances (contents not
         yet decoded; contents over 256 KiB not yet read — :func:`merge_file_slice` reads each block when
         it folds it and drops it after, so a scan holds headers, not the log).
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from decimal import Decimal
 
 import fastavro
@@ -13,6 +14,7 @@ import pytest
 from engine.errors import CorruptFile
 from engine.formats.hfile_writer import write_hfile
 from engine.formats.log_block import HeaderKey, HFileDataBlock
+from engine.formats.log_delete import DeleteBlock, DeleteRecord
 from engine.metadata.hfile_records import block_records
 from engine.metadata.keys import (
     bloom_filter_key,
@@ -243,6 +245,20 @@ def test_record_index_file_id_round_trips() -> None:
         "20240102030405999"  # 14-digit instants parse with millis 999, as Java's parseDateFromInstantTime
 
 
+def test_record_index_instant_in_local_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # LOCAL timeline time zone: epoch millis of the wall-clock instant in the process's zone, as Java
+    monkeypatch.setenv("TZ", "America/Chicago")
+    time.tzset()
+    try:
+        local = RecordIndexInfo.of("p", "5b41b675-ecac-48f3-8d05-13ce68cfa10c-0", "20240702030405678", utc=False)
+        utc = RecordIndexInfo.of("p", "5b41b675-ecac-48f3-8d05-13ce68cfa10c-0", "20240702030405678", utc=True)
+        assert local.instant_time_ms - utc.instant_time_ms == 5 * 3600 * 1000  # CDT is UTC-5
+        assert local.instant_time(utc=False) == "20240702030405678"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Avro codec
 
@@ -302,3 +318,33 @@ def test_hfile_data_block_records() -> None:
     broken = HFileDataBlock(header={HeaderKey.INSTANT_TIME: "1"}, content=b"not an hfile")
     with pytest.raises(CorruptFile, match="HFile data block"):
         block_records(broken)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Folding a slice's log (HoodieMergedLogRecordScanner on the MDT) and merging it with the base file
+
+
+def hfile_block(instant: str, *records: MetadataRecord) -> HFileDataBlock:
+    content = write_hfile(sorted((r.key, encode_datum(r)) for r in records))
+    return HFileDataBlock(header={HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: metadata_schema_json()},
+                          content=content)
+
+
+def test_log_folding_in_log_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.metadata import reader as reader_module
+
+    a1, a2 = location("5b41b675-ecac-48f3-8d05-13ce68cfa10c-0"), location("5b41b675-ecac-48f3-8d05-13ce68cfa10c-1")
+    other = MetadataRecord("key2", RecordType.RECORD_INDEX, record_index=a1.record_index)
+    blocks = [
+        hfile_block("1", a1, other),
+        DeleteBlock.from_records([DeleteRecord("key1", "record_index")], "2"),  # delete, then add again
+        hfile_block("3", a2),
+        DeleteBlock.from_records([DeleteRecord("key2", "record_index")], "4"),
+    ]
+    monkeypatch.setattr(reader_module._Slice, "blocks", lambda self: blocks)
+    monkeypatch.setattr(reader_module._Slice, "base", lambda self: None)
+    opened = reader_module._Slice.__new__(reader_module._Slice)
+    assert opened.log_records(None) == {"key1": a2, "key2": MetadataRecord.tombstone("key2")}
+    assert opened.log_records(["key2"]) == {"key2": MetadataRecord.tombstone("key2")}
+    # records(): log-only tombstones stay (read_records drops them); no base file here
+    assert opened.records(["key1", "key2", "absent"]) == {"key1": a2, "key2": MetadataRecord.tombstone("key2")}
