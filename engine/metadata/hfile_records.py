@@ -3,7 +3,8 @@
 
 Both hold cells ``record key → Avro HoodieMetadataRecord datum`` sorted by key, the datum's ``key`` field empty
 (the reader fills it from the cell key). The writer schema comes from the block's SCHEMA header or the base
-file's ``schema`` file-info entry; a missing schema means the 0.15 schema.
+file's ``schema`` file-info entry (Hudi 0.15: :func:`~engine.metadata.schema.writer_schema_json`, the record
+schema with meta fields); a missing schema means the bare 0.15 schema.
 """
 
 from __future__ import annotations

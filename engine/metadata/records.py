@@ -25,7 +25,14 @@ from typing import Any
 import fastavro
 
 from engine.errors import CorruptFile
-from engine.metadata.schema import NAMESPACE, WRAPPER_NAMES, RecordType, metadata_schema_json
+from engine.formats.avro_schema import META_FIELDS
+from engine.metadata.schema import (
+    NAMESPACE,
+    WRAPPER_NAMES,
+    RecordType,
+    metadata_schema_json,
+    writer_schema_json,
+)
 from engine.timeline.instant import instant_time_of_millis, parse_instant_time
 
 UUID_ENCODING = 0
@@ -283,15 +290,16 @@ def _parsed(schema_json: str) -> Any:
     return fastavro.parse_schema(json.loads(schema_json))
 
 
-def decode_datum(data: bytes | memoryview, writer_schema_json: str | None = None, *, key: str | None = None,
+def decode_datum(data: bytes | memoryview, schema_json: str | None = None, *, key: str | None = None,
                  where: str = "<memory>") -> MetadataRecord:
     """Decode one ``HoodieMetadataRecord`` datum.
 
     Args:
         data: the Avro binary datum (an HFile cell value).
-        writer_schema_json: the schema it was written with (block SCHEMA header / HFile ``schema`` file info);
-            ``None`` = the 0.15 schema. Resolved to the 0.15 schema (fields Hudi 0.15 does not know are
-            dropped, missing ones take their defaults).
+        schema_json: the schema it was written with (block SCHEMA header / HFile ``schema`` file info: Hudi's
+            :func:`~engine.metadata.schema.writer_schema_json`); ``None`` = the bare 0.15 schema. Resolved to the
+            0.15 schema (fields it does not know, the meta fields among them, are dropped; missing ones take
+            their defaults).
         key: the HFile cell key (replaces the key stored in the datum, which Hudi writes empty).
         where: file (and block) named in errors.
 
@@ -299,8 +307,8 @@ def decode_datum(data: bytes | memoryview, writer_schema_json: str | None = None
         CorruptFile: the bytes do not decode under the writer schema (names ``where`` and the key).
     """
     ours = metadata_schema_json()
-    writer = _parsed(writer_schema_json or ours)
-    reader = None if writer_schema_json in (None, ours) else _parsed(ours)
+    writer = _parsed(schema_json or ours)
+    reader = None if schema_json in (None, ours) else _parsed(ours)
     try:
         datum = fastavro.schemaless_reader(io.BytesIO(bytes(data)), writer, reader, return_record_name=True,
                                           return_record_name_override=True)
@@ -312,9 +320,13 @@ def decode_datum(data: bytes | memoryview, writer_schema_json: str | None = None
     return MetadataRecord.from_avro(datum, key)
 
 
-def encode_datum(record: MetadataRecord, *, truncate_key: bool = True) -> bytes:
-    """The Avro binary of ``record`` under the 0.15 schema; ``truncate_key`` stores an empty ``key`` as Hudi
-    does in HFile cells (``HoodieHFileDataBlock.serializeRecord`` / ``HoodieAvroHFileWriter``).
+def encode_datum(record: MetadataRecord, *, truncate_key: bool = True, meta_fields: bool = True,
+                 base_file_name: str | None = None) -> bytes:
+    """The Avro binary of ``record`` as Hudi 0.15 writes it into HFile cells: under
+    :func:`~engine.metadata.schema.writer_schema_json` with the meta fields null (``meta_fields=False``: under the
+    bare 0.15 schema), ``_hoodie_file_name`` set to ``base_file_name`` in a base file's cells, and an empty
+    ``key`` when ``truncate_key`` (``HoodieHFileDataBlock.serializeRecord`` / ``HoodieAvroHFileWriter``: the
+    cell key carries it).
 
     Raises:
         ValueError: a tombstone, or a value that does not fit the schema.
@@ -322,8 +334,12 @@ def encode_datum(record: MetadataRecord, *, truncate_key: bool = True) -> bytes:
     datum = record.to_avro()
     if truncate_key:
         datum["key"] = ""
+    schema = metadata_schema_json()
+    if meta_fields:
+        datum = {**dict.fromkeys(META_FIELDS), "_hoodie_file_name": base_file_name, **datum}
+        schema = writer_schema_json()
     buffer = io.BytesIO()
-    fastavro.schemaless_writer(buffer, _parsed(metadata_schema_json()), datum)
+    fastavro.schemaless_writer(buffer, _parsed(schema), datum)
     return buffer.getvalue()
 
 __all__ = ["MISSING_FILE_INDEX", "RAW_STRING_ENCODING", "UUID_ENCODING", "BloomFilterInfo", "ColumnStats",

@@ -6,10 +6,10 @@ key too), ``type`` (:class:`RecordType`), and one payload field per kind — ``f
 list and file listings), ``BloomFilterMetadata``, ``ColumnStatsMetadata``, ``recordIndexMetadata``.
 
 :data:`METADATA_RECORD_SCHEMA` is the schema exactly as Hudi 0.15's generated class renders it
-(``HoodieMetadataRecord.SCHEMA$.toString()``; :func:`metadata_schema_json` gives those bytes): the writer schema
-Hudi puts in the SCHEMA header of the MDT's HFile log blocks and the ``schema`` file-info entry of its HFile
-base files. It differs from the 1.x file (no ``basePathForPartition``, no secondary index, no
-``LocalDateWrapper`` / ``ArrayWrapper`` branches).
+(``HoodieMetadataRecord.SCHEMA$.toString()``; :func:`metadata_schema_json` gives those bytes). Hudi writes MDT
+records under it with the meta fields added (:func:`writer_schema_json`: the SCHEMA header of the MDT's HFile
+log blocks and the ``schema`` file-info entry of its HFile base files). It differs from the 1.x file (no
+``basePathForPartition``, no secondary index, no ``LocalDateWrapper`` / ``ArrayWrapper`` branches).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import json
 from enum import IntEnum, StrEnum
 from functools import cache
 from typing import Any
+
+from engine.formats.avro_schema import add_meta_fields
 
 NAMESPACE = "org.apache.hudi.avro.model"
 
@@ -127,6 +129,15 @@ def metadata_schema_json() -> str:
     return json.dumps(METADATA_RECORD_SCHEMA, separators=(",", ":"))
 
 
+@cache
+def writer_schema_json() -> str:
+    """The schema Hudi 0.15 writes MDT records under: :data:`METADATA_RECORD_SCHEMA` with the five meta fields in
+    front (``HoodieAvroUtils.addMetadataFields``), compact JSON — the SCHEMA header of the MDT's HFile log blocks
+    and the ``schema`` file-info entry of its base files. The meta fields are stored null, except
+    ``_hoodie_file_name`` in base files (the base file's own name)."""
+    return json.dumps(add_meta_fields(METADATA_RECORD_SCHEMA), separators=(",", ":"))
+
+
 class RecordType(IntEnum):
     """``HoodieMetadataPayload.METADATA_TYPE_*``: the ``type`` field of a record."""
 
@@ -193,4 +204,4 @@ def partition_of_identifier(identifier: str) -> str:
 
 __all__ = ["DECIMAL_WRAPPER_SCALE", "KEY_FIELD", "METADATA_RECORD_SCHEMA", "NAMESPACE", "NON_PARTITIONED_NAME",
            "PARTITION_LIST_KEY", "SCHEMA_FILE_INFO_KEY", "WRAPPER_NAMES", "MetadataPartition", "RecordType",
-           "metadata_schema_json", "partition_identifier", "partition_of_identifier"]
+           "metadata_schema_json", "partition_identifier", "partition_of_identifier", "writer_schema_json"]

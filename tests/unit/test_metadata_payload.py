@@ -44,6 +44,7 @@ from engine.metadata.schema import (
     MetadataPartition,
     RecordType,
     metadata_schema_json,
+    writer_schema_json,
 )
 
 # ----------------------------------------------------------------------------------------------------------
@@ -285,11 +286,19 @@ def test_schema_is_hudi_015_shape() -> None:
 
 def test_codec_round_trip_and_key_truncation() -> None:
     for record in sample_records():
-        data = encode_datum(record)
+        data = encode_datum(record, meta_fields=False)
         stored = fastavro.schemaless_reader(io.BytesIO(data), fastavro.parse_schema(METADATA_RECORD_SCHEMA), None)
         assert isinstance(stored, dict) and stored["key"] == ""  # the HFile cell key carries it
         assert decode_datum(data, key=record.key) == record
-        assert decode_datum(encode_datum(record, truncate_key=False)) == record
+        assert decode_datum(encode_datum(record, truncate_key=False, meta_fields=False)) == record
+        # as Hudi writes cells: under the schema with meta fields, null but a base file's own name
+        in_base = encode_datum(record, base_file_name="files-0000-0_0-1-2_3.hfile")
+        raw = fastavro.schemaless_reader(io.BytesIO(in_base), fastavro.parse_schema(json.loads(writer_schema_json())),
+                                         None)
+        assert isinstance(raw, dict) and raw["_hoodie_file_name"] == "files-0000-0_0-1-2_3.hfile"
+        assert raw["_hoodie_commit_time"] is None and raw["key"] == ""
+        assert decode_datum(in_base, writer_schema_json(), key=record.key) == record
+        assert decode_datum(encode_datum(record), writer_schema_json(), key=record.key) == record
     with pytest.raises(ValueError):
         encode_datum(MetadataRecord.tombstone("k"))
     with pytest.raises(CorruptFile, match="where.hfile"):
@@ -311,7 +320,7 @@ def test_hfile_data_block_records() -> None:
     records = sample_records()
     content = write_hfile(sorted((r.key, encode_datum(r)) for r in records))
     block = HFileDataBlock(header={HeaderKey.INSTANT_TIME: "20240102030405678",
-                                   HeaderKey.SCHEMA: metadata_schema_json()}, content=content)
+                                   HeaderKey.SCHEMA: writer_schema_json()}, content=content)
     assert block_records(block) == {r.key: r for r in sorted(records, key=lambda r: r.key)}
     wanted = [records[1].key, "absent"]
     assert block_records(block, wanted) == {records[1].key: records[1]}
@@ -326,7 +335,7 @@ def test_hfile_data_block_records() -> None:
 
 def hfile_block(instant: str, *records: MetadataRecord) -> HFileDataBlock:
     content = write_hfile(sorted((r.key, encode_datum(r)) for r in records))
-    return HFileDataBlock(header={HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: metadata_schema_json()},
+    return HFileDataBlock(header={HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: writer_schema_json()},
                           content=content)
 
 
