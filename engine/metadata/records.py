@@ -72,7 +72,10 @@ class BloomFilterInfo:
 class StatValue:
     """A column statistic as stored: the wrapper record of the ``minValue``/``maxValue`` union (short name, e.g.
     ``IntWrapper``) and its value — ``bool``, ``int`` (Int/Long/Date as epoch days/TimestampMicros as
-    micros), ``float``, ``bytes``, ``str``, :class:`~decimal.Decimal` (scale 15) or :class:`datetime.time`."""
+    micros), ``float``, ``bytes``, ``str``, :class:`~decimal.Decimal` (scale 15) or :class:`datetime.time`.
+    Hudi 0.15 stores the statistics of commits after the MDT's initialization re-wrapped: dates as
+    ``IntWrapper``, decimals as ``BytesWrapper`` (unscaled bytes at scale 15), timestamps as ``LongWrapper``
+    (:func:`engine.metadata.builders.wrap_stat`); the reader returns what is stored."""
 
     wrapper: str
     value: Any

@@ -3,18 +3,30 @@ the payload merge rules on hand-made records, and the Avro codec of ``HoodieMeta
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import time
 from decimal import Decimal
 
 import fastavro
+import pyarrow as pa
 import pytest
 
-from engine.errors import CorruptFile
+from engine.errors import CorruptFile, SchemaMismatch
 from engine.formats.hfile_writer import write_hfile
 from engine.formats.log_block import HeaderKey, HFileDataBlock
 from engine.formats.log_delete import DeleteBlock, DeleteRecord
+from engine.metadata import records
+from engine.metadata.builders import (
+    bloom_filter_record,
+    column_stats_record,
+    files_record,
+    partition_list_record,
+    record_index_delete,
+    record_index_record,
+    wrap_stat,
+)
 from engine.metadata.hfile_records import block_records
 from engine.metadata.keys import (
     bloom_filter_key,
@@ -30,8 +42,6 @@ from engine.metadata.payload import combine, merge_column_stats, merge_with_base
 from engine.metadata.records import (
     MISSING_FILE_INDEX,
     RAW_STRING_ENCODING,
-    BloomFilterInfo,
-    ColumnStats,
     FileInfo,
     MetadataRecord,
     RecordIndexInfo,
@@ -171,7 +181,7 @@ def test_mismatched_records_are_refused() -> None:
 
 def bloom(key: str, ts: str, deleted: bool = False) -> MetadataRecord:
     return MetadataRecord(key, RecordType.BLOOM_FILTER,
-                          bloom_filter=BloomFilterInfo("DYNAMIC_V0", ts, ts.encode(), deleted))
+                          bloom_filter=records.BloomFilterInfo("DYNAMIC_V0", ts, ts.encode(), deleted))
 
 
 def test_bloom_filter_newer_replaces_older() -> None:
@@ -180,8 +190,8 @@ def test_bloom_filter_newer_replaces_older() -> None:
 
 
 def stats(file: str, lo: object, hi: object, nulls: int, count: int, deleted: bool = False,
-          wrapper: str = "IntWrapper") -> ColumnStats:
-    return ColumnStats(file, "c", None if lo is None else StatValue(wrapper, lo),
+          wrapper: str = "IntWrapper") -> records.ColumnStats:
+    return records.ColumnStats(file, "c", None if lo is None else StatValue(wrapper, lo),
                        None if hi is None else StatValue(wrapper, hi), count, nulls, 100, 200, deleted)
 
 
@@ -269,7 +279,7 @@ def sample_records() -> list[MetadataRecord]:
         files("__all_partitions__", {"p1": 0}, RecordType.PARTITION_LIST),
         files("p1", {"a.parquet": 10, "b.parquet": None}),
         bloom(bloom_filter_key("p1", "a.parquet"), "20240102030405678"),
-        MetadataRecord(column_stats_key("p1", "a.parquet", "c"), RecordType.COLUMN_STATS, column_stats=ColumnStats(
+        MetadataRecord(column_stats_key("p1", "a.parquet", "c"), RecordType.COLUMN_STATS, column_stats=records.ColumnStats(
             "a.parquet", "c", StatValue("DecimalWrapper", Decimal("1.250000000000000")),
             StatValue("DateWrapper", 19723), 3, 1, 50, 40, False)),
         location("5b41b675-ecac-48f3-8d05-13ce68cfa10c-0"),
@@ -357,3 +367,61 @@ def test_log_folding_in_log_order(monkeypatch: pytest.MonkeyPatch) -> None:
     assert opened.log_records(["key2"]) == {"key2": MetadataRecord.tombstone("key2")}
     # records(): log-only tombstones stay (read_records drops them); no base file here
     assert opened.records(["key1", "key2", "absent"]) == {"key1": a2, "key2": MetadataRecord.tombstone("key2")}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Builders (what the writer side will use)
+
+
+def test_wrap_stat_per_type() -> None:
+    assert wrap_stat(True, pa.bool_()) == StatValue("BooleanWrapper", True)
+    assert wrap_stat(7, pa.int16()) == StatValue("IntWrapper", 7)
+    assert wrap_stat(7, pa.int64()) == StatValue("LongWrapper", 7)
+    assert wrap_stat(1.5, pa.float32()) == StatValue("FloatWrapper", 1.5)
+    assert wrap_stat(b"\x00", pa.binary()) == StatValue("BytesWrapper", b"\x00")
+    assert wrap_stat("x", pa.string()) == StatValue("StringWrapper", "x")
+    day = datetime.date(2024, 1, 1)
+    assert wrap_stat(day, pa.date32()) == StatValue("IntWrapper", 19723)
+    assert wrap_stat(day, pa.date32(), as_committed=False) == StatValue("DateWrapper", 19723)
+    moment = datetime.datetime(2024, 1, 1, 0, 0, 1, 5)
+    assert wrap_stat(moment, pa.timestamp("us")) == StatValue("LongWrapper", 1704067201000005)
+    assert wrap_stat(moment, pa.timestamp("us"), as_committed=False) == \
+        StatValue("TimestampMicrosWrapper", 1704067201000005)
+    assert wrap_stat(None, pa.int32()) is None
+    with pytest.raises(SchemaMismatch):
+        wrap_stat([1], pa.list_(pa.int32()))
+
+
+@pytest.mark.parametrize(("value", "raw"), [
+    ("6.25", bytes.fromhex("16345785d8a000")),  # 6.25e15, stored by Hudi in the fixtures
+    ("0", b"\x00"),
+    ("-0.000000000000128", b"\x80"),  # unscaled -128: one byte, as BigInteger.toByteArray()
+    ("0.000000000000128", b"\x00\x80"),
+    ("-1", (-(10**15)).to_bytes(7, "big", signed=True)),
+])
+def test_committed_decimal_stats_are_unscaled_bytes(value: str, raw: bytes) -> None:
+    stat = wrap_stat(Decimal(value), pa.decimal128(10, 2))
+    assert stat == StatValue("BytesWrapper", raw)
+    assert wrap_stat(Decimal(value), pa.decimal128(30, 15), as_committed=False) == \
+        StatValue("DecimalWrapper", Decimal(value).quantize(Decimal("1e-15")))
+
+
+def test_record_builders() -> None:
+    listing = files_record("p1", {"a.parquet": 10}, ["b.parquet"])
+    assert listing == files("p1", {"a.parquet": 10, "b.parquet": None})
+    assert files_record("", {"a": 1}).key == "."
+    with pytest.raises(SchemaMismatch):
+        files_record("p1", {"a.parquet": 0})
+    assert partition_list_record(["p1", ""], ["p2"]).files == {
+        "p1": FileInfo(0), ".": FileInfo(0), "p2": FileInfo(0, True)}
+    entry = record_index_record("k", "p", "5b41b675-ecac-48f3-8d05-13ce68cfa10c-0", "20240102030405678", utc=True)
+    assert entry.record_index is not None and entry.record_index.file_id == "5b41b675-ecac-48f3-8d05-13ce68cfa10c-0"
+    assert record_index_delete("k") == MetadataRecord.tombstone("k")
+    stats = column_stats_record("p", "f.parquet", "c", pa.int32(), 1, 9, value_count=3, null_count=1,
+                                total_size=10, total_uncompressed_size=12)
+    assert stats.key == column_stats_key("p", "f.parquet", "c")
+    assert stats.column_stats == records.ColumnStats("f.parquet", "c", StatValue("IntWrapper", 1), StatValue("IntWrapper", 9),
+                                             3, 1, 10, 12, False)
+    gone = bloom_filter_record("p", "f.parquet", "20240102030405678", None, deleted=True)
+    assert gone.key == bloom_filter_key("p", "f.parquet") and gone.bloom_filter is not None
+    assert gone.bloom_filter.is_deleted and gone.bloom_filter.bloom_filter == b""

@@ -31,6 +31,12 @@ from engine.filegroup.view import FileSystemView
 from engine.formats.base_file import read_bloom_filter
 from engine.formats.log_format import HFileDataBlock, read_log_blocks
 from engine.metadata import reader as reader_module
+from engine.metadata.builders import (
+    bloom_filter_record,
+    column_stats_record,
+    partition_list_record,
+    record_index_record,
+)
 from engine.metadata.hfile_records import BaseFileRecords
 from engine.metadata.reader import MetadataTableReader
 from engine.metadata.records import StatValue, decode_datum, encode_datum
@@ -292,3 +298,44 @@ def test_every_stored_record_decodes_and_reencodes_byte_for_byte(states: list[Pa
                             (path.name, key)
                         counts["log"] += 1
     assert counts["base"] and counts["log"], counts
+
+
+def test_builders_make_the_records_hudi_wrote(states: list[Path]) -> None:
+    """What the writer side will build (engine.metadata.builders) equals what Hudi stored: the partition list,
+    the bloom filter and column stats entries of every latest base file, the record index entry of every key."""
+    state = states[-1]
+    table = Table.load(str(state))
+    mdt = MetadataTableReader(table)
+    view = FileSystemView(table)
+    partitions = mdt.all_partition_paths()
+    stored_list = mdt.read_records(MetadataPartition.FILES, ["__all_partitions__"])["__all_partitions__"]
+    assert partition_list_record(partitions) == stored_list
+    compared, modes = 0, set()
+    for partition in partitions:
+        for base in view.latest_base_files(partition):
+            bloom = bloom_filter_record(partition, base.name, base.commit_time, read_bloom_filter(table.storage,
+                                                                                                 base.path))
+            assert mdt.read_records(MetadataPartition.BLOOM_FILTERS, [bloom.key]) == {bloom.key: bloom}
+            data = pq.read_table(base.path)
+            meta = pq.ParquetFile(base.path).metadata
+            for index, field in enumerate(data.schema):
+                chunks = [meta.row_group(g).column(index) for g in range(meta.num_row_groups)]
+                extremes = pc.min_max(data.column(field.name)).as_py()
+                built = [column_stats_record(
+                    partition, base.name, field.name, field.type, extremes["min"], extremes["max"],
+                    value_count=data.num_rows, null_count=data.column(field.name).null_count,
+                    total_size=sum(c.total_compressed_size for c in chunks),
+                    total_uncompressed_size=sum(c.total_uncompressed_size for c in chunks), as_committed=committed)
+                    for committed in (True, False)]
+                stored = mdt.read_records(MetadataPartition.COLUMN_STATS, [built[0].key]).get(built[0].key)
+                if stored is None:
+                    continue  # not indexed (see the column stats test)
+                assert stored in built, (base.name, field.name)
+                modes.add(built.index(stored))
+                compared += 1
+    assert compared and 0 in modes  # later commits' re-wrapped values (the initialization's may be gone)
+    locations = mdt.record_locations([str(k) for k in range(20)])
+    for key, where in locations.items():
+        entry = record_index_record(key, where.partition, where.file_id, where.instant, utc=True)
+        assert mdt.read_records(MetadataPartition.RECORD_INDEX, [key]) == {key: entry}
+    assert locations
