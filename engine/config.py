@@ -81,6 +81,16 @@ class TableConfig:
     METADATA_PARTITIONS_INFLIGHT = str_property("hoodie.table.metadata.partitions.inflight", None,
                                         "Metadata-table partitions Hudi is building; emptied with "
                                         "hoodie.table.metadata.partitions.", table=True)
+    # Hudi 1.x (table versions 8, 9): read only (engine.table_v1x maps them onto the keys above).
+    TIMELINE_PATH = str_property("hoodie.timeline.path", "timeline", "1.x: timeline folder under .hoodie.", table=True)
+    TIMELINE_HISTORY_PATH = str_property("hoodie.timeline.history.path", "history",
+                                         "1.x: LSM archived timeline folder under the timeline folder.", table=True)
+    KEYGEN_TYPE = str_property("hoodie.table.keygenerator.type", None,
+                               "1.x: key generator type (SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP, CUSTOM).", table=True)
+    ORDERING_FIELDS = str_property("hoodie.table.ordering.fields", None,
+                                   "1.x (v9): ordering fields; replaces hoodie.table.precombine.field.", table=True)
+    RECORD_MERGE_MODE = str_property("hoodie.record.merge.mode", None,
+                                     "1.x: COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING or CUSTOM.", table=True)
 
 
 class KeyGenConfig:

@@ -1,4 +1,5 @@
-"""A Hudi table on storage (Hudi ``HoodieTableMetaClient`` + ``HoodieTableConfig``), table version 6.
+"""A Hudi table on storage (Hudi ``HoodieTableMetaClient`` + ``HoodieTableConfig``), table version 6; tables of
+versions 8 and 9 (Hudi 1.x) are read, never changed.
 
 ``.hoodie/hoodie.properties`` (docs/FORMAT.md §1) holds the table config as Java properties text; it carries a
 CRC32 checksum of ``"<database>.<table>"``. :class:`Table` creates tables (the directory layout of docs/FORMAT.md
@@ -8,14 +9,11 @@ and updates the properties with Java's backup protocol (docs/FORMAT.md §8).
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import logging
-import zlib
 from collections.abc import Mapping
 from typing import Any
 
-from engine import javaprops
 from engine.config import HoodieConfig, TableConfig
 from engine.errors import ConfigError, CorruptFile, StorageError, TableExists, TableNotFound, UnsupportedTable
 from engine.filegroup.view import FileSystemView
@@ -23,14 +21,17 @@ from engine.formats.avro_schema import add_meta_fields, strip_meta_fields
 from engine.formats.cdc import SupplementalLoggingMode
 from engine.metadata_table import drop_metadata_table, metadata_partitions_in_use
 from engine.storage import Storage
+from engine.table_properties import PROPERTIES_FILE, TableProperties
+from engine.table_v1x import check_readable, effective_properties, write_refusal
 from engine.timeline.active import ActiveTimeline
 from engine.timeline.commit_metadata import CommitMetadata
 from engine.timeline.instant import Instant
+from engine.timeline.layout import LAYOUT_V1, READABLE_TABLE_VERSIONS, TimelineLayout, layout_for
+from engine.timeline.layout_v2 import TimelineLayoutV2
 
 LOG = logging.getLogger(__name__)
 
 METAFOLDER_NAME = ".hoodie"
-PROPERTIES_FILE = "hoodie.properties"
 PROPERTIES_BACKUP_FILE = "hoodie.properties.backup"
 TEMP_FOLDER_NAME = ".temp"
 AUX_FOLDER_NAME = ".aux"
@@ -45,64 +46,12 @@ NONPARTITIONED_KEYGEN_SUFFIX = "NonpartitionedKeyGenerator"
 _SCHEMA_PRESERVING_OPERATIONS = frozenset({"CLUSTER", "COMPACT", "INDEX", "LOG_COMPACT"})
 
 
-class TableProperties:
-    """``hoodie.properties`` text codec and checksum (Hudi ``HoodieTableConfig`` storage helpers)."""
-
-    @staticmethod
-    def parse(text: str) -> dict[str, str]:
-        """Parse properties text (decoded as ISO-8859-1) with Java ``Properties.load`` semantics, so
-        ``{"type"\\:"record"}`` yields ``{"type":"record"}``.
-
-        Raises:
-            CorruptFile: malformed ``\\u`` escape.
-        """
-        return javaprops.parse(text, PROPERTIES_FILE)
-
-    @staticmethod
-    def render(props: Mapping[str, str], comment: str = "Properties saved on") -> bytes:
-        """Properties file bytes: ``#<comment> <ISO instant>``, ``#<date>``, then ``key=value`` lines in
-        ``props`` order. Values are written unescaped except backslash/newline (docs/FORMAT.md §1.1) so Java and
-        hudi-rs read the same values.
-        """
-        now = _dt.datetime.now(_dt.UTC)
-        return javaprops.render(props, comment=f"{comment} {javaprops.java_instant_string(now)}", now=now)
-
-    @staticmethod
-    def checksum(database: str | None, table: str) -> int:
-        """``hoodie.table.checksum``: unsigned CRC32 of the UTF-8 bytes of ``"<database>.<table>"``
-        (``""`` for a missing database), as ``HoodieTableConfig.generateChecksum``."""
-        return zlib.crc32(f"{database or ''}.{table}".encode()) & 0xFFFFFFFF
-
-    @staticmethod
-    def checksum_of(props: Mapping[str, str]) -> int:
-        """Checksum for a properties map (uses ``hoodie.table.name`` / ``hoodie.database.name``).
-
-        Raises:
-            ConfigError: ``hoodie.table.name`` is missing.
-        """
-        name = props.get(TableConfig.NAME.key)
-        if not name:
-            raise ConfigError(f"'{TableConfig.NAME.key}' is required in {PROPERTIES_FILE}")
-        return TableProperties.checksum(props.get(TableConfig.DATABASE_NAME.key), name)
-
-    @staticmethod
-    def is_valid(props: Mapping[str, str]) -> bool:
-        """Java ``fetchConfigs`` validity: no checksum key, or a checksum that matches."""
-        value = props.get(TableConfig.CHECKSUM.key)
-        if value is None:
-            return True
-        try:
-            return int(value) == TableProperties.checksum_of(props)
-        except (ValueError, ConfigError):
-            return False
-
-
 def _meta_path(storage: Storage, base_path: str) -> str:
     return storage.join(base_path, METAFOLDER_NAME)
 
 
 class Table:
-    """A Hudi v6 table (Hudi ``HoodieTableMetaClient``).
+    """A Hudi table (Hudi ``HoodieTableMetaClient``): version 6, or a read-only Hudi 1.x table (versions 8, 9).
 
     Attributes:
         base_path: table root as given (trailing ``/`` removed).
@@ -112,10 +61,12 @@ class Table:
     Build with :meth:`create` or :meth:`load`; the constructor does no I/O beyond what it is given.
     """
 
-    def __init__(self, base_path: str, storage: Storage, config: HoodieConfig) -> None:
+    def __init__(self, base_path: str, storage: Storage, config: HoodieConfig,
+                 layout: TimelineLayout = LAYOUT_V1) -> None:
         self.base_path = base_path.rstrip("/") if len(base_path) > 1 else base_path
         self.storage = storage
         self.config = config
+        self.timeline_layout = layout
         self._timeline: ActiveTimeline | None = None
         self._metadata_folder_checked = False
 
@@ -247,15 +198,25 @@ class Table:
         Raises:
             TableNotFound: no ``.hoodie/hoodie.properties`` (nor backup) under ``base_path``.
             CorruptFile: the properties exist but none is valid (checksum mismatch).
-            UnsupportedTable: table version other than 6 or timeline layout other than 1.
+            UnsupportedTable: a table version other than 6, 8 or 9, a timeline layout that does not belong to the
+                version (1 for 6, 2 for 8 and 9), or a Hudi 1.x table this engine cannot read (base files not
+                parquet, several ordering fields, unknown merge mode or key generator type:
+                :mod:`engine.table_v1x`).
         """
         storage = Storage.for_uri(base_path)
         meta = _meta_path(storage, base_path)
         props = Table._read_properties(storage, meta, base_path)
         version = props.get(TableConfig.VERSION.key, "0")
         if version != TABLE_VERSION:
-            raise UnsupportedTable(f"table {base_path} has version {version}; only version {TABLE_VERSION} "
-                                   "is supported")
+            if not version.isdigit() or int(version) not in READABLE_TABLE_VERSIONS:
+                raise UnsupportedTable(f"table {base_path} has version {version}; this engine reads table versions "
+                                       f"{', '.join(str(v) for v in sorted(READABLE_TABLE_VERSIONS))}")
+            v2 = Table._v1x_layout(props, base_path)
+            check_readable(props, base_path, int(version))
+            table = Table(base_path, storage, HoodieConfig(effective_properties(props, base_path)), v2)
+            if table.table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
+                raise UnsupportedTable(f"table {base_path} has unknown type {table.table_type!r}")
+            return table
         layout = props.get(TableConfig.TIMELINE_LAYOUT_VERSION.key)
         if layout != TIMELINE_LAYOUT_VERSION:
             raise UnsupportedTable(f"table {base_path} has timeline layout {layout}; version 6 tables need "
@@ -265,12 +226,44 @@ class Table:
             raise UnsupportedTable(f"table {base_path} has unknown type {table.table_type!r}")
         return table
 
+    @staticmethod
+    def _v1x_layout(props: Mapping[str, str], base_path: str) -> TimelineLayout:
+        """The timeline layout of a Hudi 1.x table (layout 2, folders from ``hoodie.timeline.path`` and
+        ``hoodie.timeline.history.path``)."""
+        config = HoodieConfig(dict(props))
+        return layout_for(int(props[TableConfig.VERSION.key]), props.get(TableConfig.TIMELINE_LAYOUT_VERSION.key),
+                          base_path, timeline_folder=config.get(TableConfig.TIMELINE_PATH),
+                          history_folder=config.get(TableConfig.TIMELINE_HISTORY_PATH))
+
     def reload(self) -> Table:
         """Re-read ``hoodie.properties`` and drop the cached timeline; returns ``self``."""
         props = Table._read_properties(self.storage, self.meta_path, self.base_path)
+        if self.timeline_layout.version != 1:
+            props = effective_properties(props, self.base_path)
         self.config = HoodieConfig(props)
         self._timeline = None
         return self
+
+    @property
+    def table_version(self) -> int:
+        """``hoodie.table.version`` (6, 8 or 9)."""
+        return int(self.config.get(TableConfig.VERSION))
+
+    @property
+    def is_hudi_1x(self) -> bool:
+        """Whether Hudi 1.x wrote the table (version 8 or 9, timeline layout 2): this engine only reads it."""
+        return self.timeline_layout.version != 1
+
+    def check_writable(self) -> None:
+        """Refuse any change to a table this engine does not write (Hudi 1.x tables): writes, table services,
+        ALTER TABLE and procedures that write call it (through :meth:`before_change` and
+        :meth:`update_properties`).
+
+        Raises:
+            UnsupportedTable: the table is a Hudi 1.x table; the message names the table and its version.
+        """
+        if self.is_hudi_1x:
+            raise write_refusal(self.base_path, self.table_version)
 
     # ------------------------------------------------------------------ config accessors
 
@@ -410,8 +403,21 @@ class Table:
 
     @property
     def archive_path(self) -> str:
-        """``<base>/.hoodie/<hoodie.archivelog.folder>``."""
+        """``<base>/.hoodie/<hoodie.archivelog.folder>``; for Hudi 1.x tables the LSM archived timeline
+        ``<base>/.hoodie/<hoodie.timeline.path>/<hoodie.timeline.history.path>``."""
+        if isinstance(self.timeline_layout, TimelineLayoutV2):
+            return self.timeline_layout.history_path(self.storage, self.meta_path)
         return self.storage.join(self.meta_path, self.config.get(TableConfig.ARCHIVELOG_FOLDER))
+
+    def has_archived_instants(self) -> bool:
+        """Whether the archived timeline holds instants (layout 1: an ``.archive.`` file; layout 2: an LSM data
+        file).
+
+        Raises:
+            StorageError: listing failed.
+            CorruptFile: a malformed LSM version file or manifest.
+        """
+        return self.timeline_layout.has_archived_instants(self.storage, self.archive_path)
 
     @property
     def properties_path(self) -> str:
@@ -424,7 +430,8 @@ class Table:
     def timeline(self) -> ActiveTimeline:
         """The active timeline (loaded on first use, cached until :meth:`reload`)."""
         if self._timeline is None:
-            self._timeline = ActiveTimeline(self.storage, self.meta_path, before_change=self.before_change)
+            self._timeline = ActiveTimeline(self.storage, self.meta_path, before_change=self.before_change,
+                                            layout=self.timeline_layout)
         return self._timeline
 
     def before_change(self) -> None:
@@ -436,9 +443,11 @@ class Table:
         object, the properties each time (no I/O). Reads never call it.
 
         Raises:
+            UnsupportedTable: a Hudi 1.x table (:meth:`check_writable`; its metadata table is left alone).
             ConfigError: ``hoodie.properties`` sets ``hoodie.metadata.enable=true``.
             StorageError: the metadata table could not be deleted.
         """
+        self.check_writable()
         if self._metadata_folder_checked and not metadata_partitions_in_use(self):
             return
         drop_metadata_table(self)
@@ -449,14 +458,17 @@ class Table:
         return self.timeline.reload()
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
-        """Parsed JSON metadata of a ``commit``/``deltacommit``/``replacecommit`` instant (any state).
+        """Parsed metadata of a ``commit``/``deltacommit``/``replacecommit`` instant (any state): JSON on timeline
+        layout 1, Avro on layout 2 (:meth:`TimelineLayout.commit_metadata`).
 
         Raises:
             TimelineError: the instant file is missing.
-            CorruptFile: it is not valid commit JSON.
+            CorruptFile: it is not valid commit metadata.
         """
         content = self.timeline.read_details(instant)
-        return CommitMetadata.from_json(content, source=f"{self.meta_path}/{instant.file_name}")
+        if self.timeline_layout.version == 1:
+            return CommitMetadata.from_json(content, source=f"{self.meta_path}/{instant.file_name}")
+        return self.timeline_layout.commit_metadata(content, f"{self.timeline.timeline_path} {instant}")
 
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
         """A :class:`FileSystemView` of the table (latest, or as of ``as_of``)."""
@@ -513,9 +525,11 @@ class Table:
         4. write the updated config with a fresh checksum; verify it reads back; 5. delete the backup.
 
         Raises:
+            UnsupportedTable: a Hudi 1.x table (:meth:`check_writable`).
             ConfigError: the update removes ``hoodie.table.name`` or changes the table version.
             StorageError: a write failed (the backup keeps the table readable).
         """
+        self.check_writable()
         storage, meta = self.storage, self.meta_path
         main = storage.join(meta, PROPERTIES_FILE)
         backup = storage.join(meta, PROPERTIES_BACKUP_FILE)

@@ -32,8 +32,8 @@ if TEST_JVM_OPTIONS not in _inherited:
     os.environ["JDK_JAVA_OPTIONS"] = f"{_inherited} {TEST_JVM_OPTIONS}".strip()
 
 HUDI_FIXTURES = FIXTURES / "hudi-written"
-"""Real Hudi-written v6 tables: ``<shape>/<cow|mor>/[<format>/]v6_<name>.zip`` (layout in
-``tests/fixtures/README.md``)."""
+"""Real Hudi-written tables: ``<shape>/<cow|mor>/[<format>/]v<table version>_<name>.zip`` (layout in
+``tests/fixtures/README.md``): version 6 (Hudi 0.14/0.15), 8 and 9 (Hudi 1.x)."""
 
 METADATA_FIXTURE_SHAPE = "metadata"
 """Folder of the fixtures written with the metadata table on (``hudi-written/metadata/<cow|mor>/``): their SQL
@@ -41,9 +41,20 @@ turns Hudi's metadata table on, which this engine's writer refuses, so the gener
 ``tests/unit/test_metadata_reader.py`` reads them."""
 
 HUDI_FIXTURE_NAMES = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix(""))
-                            for p in HUDI_FIXTURES.glob("**/*.zip")
+                            for p in HUDI_FIXTURES.glob("**/v6_*.zip")
                             if p.relative_to(HUDI_FIXTURES).parts[0] != METADATA_FIXTURE_SHAPE)
-"""Every fixture name but the metadata-table ones, e.g. ``sample_table/cow/v6_nonpartitioned``."""
+"""Every version-6 fixture name but the metadata-table ones, e.g. ``sample_table/cow/v6_nonpartitioned``: the
+tables this engine reads and writes."""
+
+HUDI_1X_ALL_FIXTURE_NAMES = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix(""))
+                                   for pattern in ("**/v8_*.zip", "**/v9_*.zip") for p in HUDI_FIXTURES.glob(pattern))
+"""Every Hudi 1.x fixture (table versions 8 and 9): read-only tables."""
+
+HUDI_LANCE_FIXTURE_NAMES = [n for n in HUDI_1X_ALL_FIXTURE_NAMES if "lance" in n.rsplit("/", 1)[-1]]
+"""Version-9 fixtures with Lance base files: refused on load."""
+
+HUDI_1X_FIXTURE_NAMES = [n for n in HUDI_1X_ALL_FIXTURE_NAMES if n not in HUDI_LANCE_FIXTURE_NAMES]
+"""The Hudi 1.x fixtures this engine reads (parquet base files), e.g. ``sample_table/cow/v8_nonpartitioned``."""
 
 
 @pytest.fixture(scope="session")

@@ -155,3 +155,31 @@ class FileGroup:
     def base_files(self) -> list[BaseFile]:
         """Every base file, oldest first."""
         return [s.base_file for s in self.slices if s.base_file is not None]
+
+
+def base_instant_by_completion(log_instant: str, completion_time: str | None, slice_instants: list[str]) -> str:
+    """The base instant of the slice a Hudi 1.x log file belongs to (Hudi 1.x ``HoodieFileGroup.
+    getBaseInstantTime`` with a ``CompletionTimeQueryView``; timeline layout 2).
+
+    Log files of 1.x tables are named after the delta commit that wrote them, not after a base instant. The log
+    joins the slice with the greatest base instant (requested time of the commit that wrote the base file, or of
+    a pending compaction) at or before the log's *completion* time; so a log whose delta commit completed after
+    a compaction was scheduled belongs to the compaction's slice.
+
+    Args:
+        log_instant: the delta commit time in the log's name (its requested time).
+        completion_time: that delta commit's completion time; ``None`` for a pending one.
+        slice_instants: base instants of the file group's slices (any order).
+
+    Returns:
+        the slice's base instant: the greatest of ``slice_instants`` ≤ ``completion_time``; ``log_instant`` when
+        the group has no slice yet or every slice starts later; the latest slice for a pending log (Hudi: "the
+        log file is still pending, it always belongs to the latest file slice").
+    """
+    if not slice_instants:
+        return log_instant
+    if completion_time is None:
+        return max(slice_instants)
+    earlier = [t for t in slice_instants if t <= completion_time]
+    return max(earlier) if earlier else log_instant
+

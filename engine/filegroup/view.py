@@ -18,6 +18,12 @@ Assembly rules (Java's ``AbstractTableFileSystemView``):
 
 Log files are attached by base instant only; whether a log *block* is committed (or ≤ ``as_of``) is decided
 by the log reader from the block's ``INSTANT_TIME`` header, as in Java.
+
+Hudi 1.x tables (timeline layout 2) name log files after the delta commit that wrote them: a log joins the slice
+whose base instant is the greatest at or before the delta commit's completion time
+(:func:`engine.filegroup.slices.base_instant_by_completion`; archived delta commits take their completion time
+from the LSM archive). Logs of pending delta commits are left out (their blocks would be skipped anyway), as
+hudi-rs does.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any, Protocol
 from engine.errors import ConfigError, CorruptFile, StorageError
 from engine.filegroup.naming import parse_base_file_name, parse_log_file_name
 from engine.filegroup.partition_metadata import is_partition_metafile
-from engine.filegroup.slices import BaseFile, FileGroup, FileSlice, LogFile
+from engine.filegroup.slices import BaseFile, FileGroup, FileSlice, LogFile, base_instant_by_completion
 from engine.storage import FileInfo, Storage
 from engine.timeline import avro_serde
 from engine.timeline.active import ActiveTimeline
@@ -100,6 +106,8 @@ class FileSystemView:
                                           if self._within(i.timestamp)}
         self._pending_compaction_ops = self._load_pending_compactions()
         self._replaced = self._load_replaced()
+        self._completion_times = self.timeline.completion_times()
+        self._by_completion = self.timeline.layout.version != 1
         self._partition_files: dict[str, list[FileInfo]] = {}
         self._partitions: list[str] | None = None
         self._groups: dict[str, list[FileGroup]] = {}
@@ -252,6 +260,8 @@ class FileSystemView:
         for (op_partition, file_id), ts in self._pending_compaction_ops.items():
             if op_partition == partition and (file_id in bases or file_id in logs):
                 logs[file_id].setdefault(ts, [])
+        if self._by_completion:
+            logs = self._slice_logs_by_completion(bases, logs)
         groups: list[FileGroup] = []
         for file_id in sorted(set(bases) | set(logs)):
             instants = set(bases.get(file_id, {})) | set(logs.get(file_id, {}))
@@ -268,6 +278,38 @@ class FileSystemView:
                 groups.append(FileGroup(partition, file_id, tuple(slices)))
         self._groups[partition] = groups
         return groups
+
+    def _log_completion(self, delta_commit: str) -> str | None:
+        """Completion time of a log's delta commit: from the active timeline, else, when it is older than the
+        active timeline (archived), from the LSM archive (its own time if the archive does not hold it); ``None``
+        when it is pending or unknown."""
+        completion = self._completion_times.get(delta_commit)
+        if completion is not None:
+            return completion
+        if self._visible and delta_commit < self._visible[0] and delta_commit not in self._pending_writes:
+            return self.timeline.archived_completion_times().get(delta_commit, delta_commit)
+        return None
+
+    def _slice_logs_by_completion(self, bases: dict[str, dict[str, BaseFile]],
+                                  logs: dict[str, dict[str, list[LogFile]]]) -> dict[str, dict[str, list[LogFile]]]:
+        """Logs re-keyed from their delta commit to their slice's base instant (timeline layout 2). Slices start
+        at committed base files and at pending compactions; logs of pending delta commits are dropped."""
+        out: dict[str, dict[str, list[LogFile]]] = defaultdict(lambda: defaultdict(list))
+        for file_id, by_instant in logs.items():
+            starts = [t for t in bases.get(file_id, {}) if self.is_committed(t)]
+            starts += [t for t, files in by_instant.items() if not files]  # pending compaction slices
+            for t in starts:
+                out[file_id].setdefault(t, [])
+            for delta_commit, files in by_instant.items():
+                if not files:
+                    continue
+                completion = self._log_completion(delta_commit)
+                if completion is None:
+                    LOG.debug("skipping log files of pending delta commit %s in file group %s", delta_commit,
+                              file_id)
+                    continue
+                out[file_id][base_instant_by_completion(delta_commit, completion, starts)].extend(files)
+        return out
 
     def _is_replaced(self, partition: str, file_id: str) -> bool:
         return (partition, file_id) in self._replaced

@@ -55,6 +55,12 @@ class HeaderKey(IntEnum):
     BLOCK_IDENTIFIER = 6
 
 
+IS_PARTIAL_HEADER = 7
+"""Hudi 1.x ``HeaderMetadataType.IS_PARTIAL`` ordinal (``"true"``: the block holds partial updates, its schema only
+some columns; read to refuse such blocks, never written). Ordinal 8, ``BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS``,
+names the base file that ``RECORD_POSITIONS`` refer to; readers that merge by key ignore both."""
+
+
 def encode_metadata(entries: Mapping[int, str]) -> bytes:
     """A header/footer map: int32 count, then per entry int32 ordinal, int32 length, UTF-8 value (in the
     mapping's order)."""

@@ -210,12 +210,36 @@ class GroupSource:
 def _copy(source: BinaryIO, start: int, length: int, out: BinaryIO, block: int = 8 << 20) -> None:
     source.seek(start)
     left = length
+    read = getattr(source, "read_buffer", None) or source.read  # Arrow files: no copy into Python bytes
     while left > 0:
-        data = source.read(min(block, left))
-        if not data:
+        data = read(min(block, left))
+        if not len(data):
             raise CorruptFile(f"parquet column chunk ends early ({left} bytes missing at {start + length - left})")
         out.write(data)
         left -= len(data)
+
+
+class _Copier:
+    """Copies byte ranges to ``out`` in order, joining a range that starts where the previous one from the same
+    source ended (the column chunks of a copied row group lie back to back) into one read and write."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.pending: tuple[BinaryIO, int, int] | None = None
+
+    def add(self, source: BinaryIO, start: int, length: int) -> None:
+        if self.pending is not None:
+            src, begin, size = self.pending
+            if src is source and begin + size == start:
+                self.pending = (src, begin, size + length)
+                return
+            _copy(src, begin, size, self.out)
+        self.pending = (source, start, length)
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            _copy(*self.pending, self.out)
+            self.pending = None
 
 
 def assemble(out: BinaryIO, groups: Sequence[GroupSource], footer: ParquetFooter) -> int:
@@ -231,6 +255,7 @@ def assemble(out: BinaryIO, groups: Sequence[GroupSource], footer: ParquetFooter
     """
     out.write(MAGIC)
     position = len(MAGIC)
+    copier = _Copier(out)
     row_groups = []
     total_rows = 0
     for ordinal, part in enumerate(groups):
@@ -241,7 +266,7 @@ def assemble(out: BinaryIO, groups: Sequence[GroupSource], footer: ParquetFooter
         compressed = uncompressed = 0
         for index, chunk in enumerate(chunks):
             source, chunk = replaced.get(index, (part.source, chunk))
-            _copy(source, chunk.start, chunk.length, out)
+            copier.add(source, chunk.start, chunk.length)
             moved = _moved_chunk(chunk, position)
             meta = _get(moved, _CC_META)
             compressed += int(_get(meta, _MD_TOTAL_COMPRESSED))
@@ -256,6 +281,7 @@ def assemble(out: BinaryIO, groups: Sequence[GroupSource], footer: ParquetFooter
         _set(group, _RG_ORDINAL, I16, ordinal)
         row_groups.append(group)
         total_rows += part.footer.num_rows(part.group)
+    copier.flush()
     fields = [list(f) for f in footer.fields]
     _set(fields, _FMD_NUM_ROWS, I64, total_rows)
     _set(fields, _FMD_ROW_GROUPS, LIST, (STRUCT, row_groups))

@@ -68,6 +68,21 @@ _TYPE_TO_CLASS = {
 }
 
 
+def class_of_type(type_name: str) -> str:
+    """The key generator class of a ``KeyGeneratorType`` name (``SIMPLE``, ``COMPLEX``, ``NON_PARTITION``,
+    ``TIMESTAMP``, ``CUSTOM``, ``GLOBAL_DELETE``; an ``_AVRO`` suffix is accepted), as Hudi 1.x's
+    ``hoodie.table.keygenerator.type`` names it (``KeyGeneratorType.getKeyGeneratorClassName``).
+
+    Raises:
+        ConfigError: an unknown or unsupported type name.
+    """
+    name = type_name.strip().upper().removesuffix("_AVRO")
+    try:
+        return _TYPE_TO_CLASS[KeyGenType[name]]
+    except KeyError:
+        raise ConfigError(f"unsupported key generator type {type_name!r} (supported: "
+                          f"{', '.join(t.value for t in _TYPE_TO_CLASS)})") from None
+
 def _raw(conf: HoodieConfig, *keys: str) -> str | None:
     for key in keys:
         if key in conf:

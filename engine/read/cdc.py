@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.config import HoodieConfig, ReadConfig, TableConfig
-from engine.errors import ConfigError
+from engine.errors import ConfigError, UnsupportedTable
 from engine.filegroup.naming import is_log_file, parse_base_file_name
 from engine.formats.avro_schema import META_FIELDS, add_meta_fields, avro_to_arrow
 from engine.formats.cdc import (
@@ -211,7 +211,12 @@ def plan_cdc(table: Table, options: HoodieConfig) -> CdcPlan:
             supplemental logging mode; a commit in range that rewrote a file without writing a CDC log.
         TimeTravelError: the range needs changes of commits the cleaner or the archiver no longer keeps
             (:mod:`engine.read.retention`).
+        UnsupportedTable: a Hudi 1.x table (its CDC ranges are completion times and its CDC logs are named after
+            their delta commits: not implemented).
     """
+    if table.is_hudi_1x:
+        raise UnsupportedTable(f"CDC query on {table.base_path}: reading the change data of Hudi 1.x tables (table "
+                               f"version {table.table_version}) is not implemented")
     if not table.config.get(TableConfig.CDC_ENABLED):
         raise ConfigError(f"It isn't a CDC hudi table on {table.base_path} (set hoodie.table.cdc.enabled=true "
                           "when the table is created)")

@@ -13,6 +13,7 @@ import pyarrow as pa
 from engine.config import HoodieConfig, MemoryConfig, TableConfig
 from engine.errors import ConfigError, UnsupportedTable
 from engine.formats.avro_schema import META_FIELDS, add_meta_fields, avro_to_arrow
+from engine.formats.log_block import IS_PARTIAL_HEADER
 from engine.formats.log_format import (
     AvroDataBlock,
     CdcDataBlock,
@@ -218,6 +219,7 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
 
     Raises:
         StorageError: a log file cannot be opened.
+        UnsupportedTable: an applied data block holds Hudi 1.x partial updates (``IS_PARTIAL`` header).
     """
     queued: list[LogBlock] = []
     for path in log_paths:
@@ -254,6 +256,10 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
                 logger.debug("log file %s: skipping block of instant %s (uncommitted or out of range)",
                              path, instant)
                 continue
+            if block.header.get(IS_PARTIAL_HEADER, "").strip().lower() == "true":
+                raise UnsupportedTable(f"log file {path}: the block of instant {instant} at offset {block.offset} "
+                                       "holds partial updates (Hudi 1.x IS_PARTIAL header); this engine does not "
+                                       "merge partial updates")
             queued.append(block)
     return _reconcile_spurious_blocks(queued)
 

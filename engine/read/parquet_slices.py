@@ -260,6 +260,10 @@ def _ineligible_table(table: Table, options: HoodieConfig, query_type: QueryType
         return "bootstrapped table"
     if table.dropped_partition_columns:
         return "data files leave out the partition columns (hoodie.datasource.write.drop.partition.columns)"
+    if table.is_hudi_1x and any(k in table.keygen_class for k in ("TimestampBased", "Custom")):
+        # Hudi 1.x declares such partition columns as strings in the table schema, while its files keep the
+        # source type (a long): the Python reader converts them, Spark's scan would not.
+        return "Hudi 1.x table with a timestamp-based or custom key generator (partition column types)"
     if _local_path(table.base_path) is None:
         return f"table on {table.base_path.split('://', 1)[0]} storage"
     return None

@@ -24,6 +24,7 @@ from engine.read.log_scan import BlockFilter, MergeSettings
 from engine.read.retention import load_window
 from engine.schema.history import SchemaEvolution
 from engine.table import Table
+from engine.timeline.instant import Instant
 
 
 class QueryType(Enum):
@@ -234,6 +235,32 @@ def _file_groups(options: HoodieConfig, table: Table) -> frozenset[tuple[str, st
     return groups
 
 
+def completion_time_range(commits: list[Instant], begin: str, end: str | None) -> tuple[str, str, list[Instant]]:
+    """An incremental range of a Hudi 1.x table (timeline layout 2), whose bounds are *completion* times (Hudi 1.x
+    ``IncrementalQueryAnalyzer``; hudi-rs 0.5.0 reads so too): the commits that completed in ``(begin, end]``,
+    and the requested-time bounds ``(b, e]`` the planner and the log/row filters then use: ``e`` the latest
+    requested time of those commits (the snapshot the read sees), ``b`` one millisecond before the earliest.
+
+    Args:
+        commits: completed write instants (sorted by requested time), with completion times.
+        begin: exclusive lower bound (completion time; digits compare as strings, so prefixes work).
+        end: inclusive upper bound, or ``None`` for no bound.
+
+    Returns:
+        ``(b, e, commits in range)``; with no commit in range, ``(begin, begin, [])``: nothing to read.
+
+    Where this differs from Hudi: rows are kept by commit time in ``(b, e]``, not by membership in the set of
+    commits; an instant requested inside that span but completed outside the range (concurrent writers) would
+    be read too.
+    """
+    in_range = [i for i in commits
+                if begin < (i.completion_time or i.timestamp) and (end is None or (i.completion_time or i.timestamp) <= end)]
+    if not in_range:
+        return begin, begin, []
+    head = in_range[0].timestamp
+    return f"{int(head) - 1:0{len(head)}d}", in_range[-1].timestamp, in_range
+
+
 def plan_query(
     table: Table, options: HoodieConfig, partition_filter: Callable[[str], bool] | None = None
 ) -> QueryPlan:
@@ -290,10 +317,16 @@ def plan_query(
                               f"{table.base_path}: {expected}")
         begin = _incremental_bound(raw_begin)
         raw_end = options.raw(ReadConfig.END_INSTANTTIME)
-        end = _incremental_bound(raw_end) if raw_end else (completed[-1] if completed else begin)
+        if table.is_hudi_1x:
+            commits = timeline.completed_commits()
+            archived_begin = bool(commits) and begin < (commits[0].completion_time or commits[0].timestamp)
+            begin, end, in_range = completion_time_range(commits, begin,
+                                                         _incremental_bound(raw_end) if raw_end else None)
+        else:
+            end = _incremental_bound(raw_end) if raw_end else (completed[-1] if completed else begin)
+            in_range = [i for i in timeline.completed_commits() if begin < i.timestamp <= end]
+            archived_begin = bool(completed) and begin < completed[0]
         as_of = end
-        in_range = [i for i in timeline.completed_commits() if begin < i.timestamp <= end]
-        archived_begin = bool(completed) and begin < completed[0]
         fallback = options.get(ReadConfig.INCR_FALLBACK_FULL_TABLE_SCAN)
         window = load_window(table)
         end_cleaned = not window.readable_as_of(end)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import bisect
 import logging
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -46,6 +46,7 @@ from engine.filegroup.naming import parse_base_file_name, parse_log_file_name
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize
 from engine.timeline.instant import CLEAN, Instant, State
+from engine.timeline.lsm_archive import archived_range
 
 __all__ = ["CleanFacts", "Cause", "DeletedSlice", "ReadableWindow", "RetentionFacts", "load_window",
            "readable_window"]
@@ -140,6 +141,8 @@ class ReadableWindow:
         savepoints: completed savepoint instants (readable even when older than ``bound``).
         archive_start: the first non-savepoint commit of the active timeline when older instants were archived
             (archival beyond a savepoint leaves holes before it), else None.
+        archive_note: appended to refusals the archive causes (Hudi 1.x tables: the LSM archived timeline's
+            folder and range, which this engine does not read), else ``""``.
     """
 
     table: str
@@ -149,6 +152,7 @@ class ReadableWindow:
     completed_commits: tuple[str, ...]
     savepoints: frozenset[str]
     archive_start: str | None = None
+    archive_note: str = ""
 
     @property
     def earliest_readable(self) -> str | None:
@@ -184,6 +188,8 @@ class ReadableWindow:
                 f"{where}); the earliest instant that can still be read is {earliest}")
         if saved:
             text += f" (savepointed instants stay readable: {', '.join(saved)})"
+        if self.archive_note and self.cause is Cause.ARCHIVE:
+            text += f"; {self.archive_note}"
         return text
 
     def check_as_of(self, as_of: str) -> None:
@@ -315,8 +321,8 @@ def _planned_slices(plan: Mapping[str, Any], last_commit: str) -> Iterator[Delet
 
 def _archived(table: Table) -> bool:
     try:
-        return any(".archive." in info.name for info in table.storage.list_dir(table.archive_path))
-    except StorageError as exc:
+        return table.has_archived_instants()
+    except (StorageError, CorruptFile) as exc:
         logger.warning("cannot list the archived timeline of %s: %s", table.base_path, exc)
         return True  # unknown: assume instants were archived (the safe side)
 
@@ -362,6 +368,21 @@ def load_window(table: Table) -> ReadableWindow:
     if deleted:
         for group in table.file_system_view().all_file_groups(include_replaced=True):
             remaining[(group.partition_path, group.file_id)] = tuple(s.base_instant for s in group.slices)
-    facts = RetentionFacts(table.base_path, completed, savepoints, last_clean, pending_clean, _archived(table),
+    archived = _archived(table)
+    facts = RetentionFacts(table.base_path, completed, savepoints, last_clean, pending_clean, archived,
                            tuple(deleted), remaining)
-    return readable_window(facts)
+    window = readable_window(facts)
+    if archived and table.is_hudi_1x:
+        window = replace(window, archive_note=_lsm_note(table))
+    return window
+
+
+def _lsm_note(table: Table) -> str:
+    """What a refusal says about the LSM archived timeline of a Hudi 1.x table."""
+    try:
+        span = archived_range(table.storage, table.archive_path)
+    except (StorageError, CorruptFile) as exc:
+        return f"the archived timeline {table.archive_path} cannot be read ({exc})"
+    held = f" holds instants {span}" if span is not None else ""
+    return (f"the LSM archived timeline {table.archive_path}{held}; this engine does not read archived instants "
+            "of Hudi 1.x tables")

@@ -248,9 +248,11 @@ def archive(table: Table, conf: HoodieConfig) -> ArchiveResult:
     while holding the table lock (Hudi ``HoodieTimelineArchiver.archiveIfRequired``).
 
     Raises:
+        UnsupportedTable: a Hudi 1.x table (read only; :meth:`Table.check_writable`).
         ConfigError: bad archival settings.
         StorageError: the archive file cannot be written (nothing is deleted then) or a timeline file deleted.
     """
+    table.check_writable()
     check_archive_config(conf, table.base_path)
     refuse_metadata_table(conf, table)
     with TransactionManager(table, conf).transaction("archive"):

@@ -477,7 +477,11 @@ def run_clean(table: Table, conf: HoodieConfig, now: datetime.datetime | None = 
     Returns:
         ``(results, reason)``: the executed cleans (pending ones first) and, when no new clean was scheduled,
         why.
+
+    Raises:
+        UnsupportedTable: a Hudi 1.x table (read only; :meth:`Table.check_writable`).
     """
+    table.check_writable()
     refuse_metadata_table(conf, table)
     txn = TransactionManager(table, conf)
     with txn.transaction("clean"):

@@ -253,7 +253,12 @@ def schedule_compaction(table: Table, conf: HoodieConfig, *, force: bool = False
 
     Returns:
         The compaction instant, or ``None`` when nothing was scheduled.
+
+    Raises:
+        UnsupportedTable: a Hudi 1.x table (read only; :meth:`Table.check_writable`).
+        TableServiceError: a copy-on-write table.
     """
+    table.check_writable()
     if not table.is_mor:
         raise TableServiceError(f"compaction needs a merge-on-read table; {table.base_path} is copy-on-write")
     refuse_metadata_table(conf, table)

@@ -148,10 +148,12 @@ def write_dataframe(
         The write's metrics (instant, row and file counts, bytes, milliseconds per phase).
 
     Raises:
+        UnsupportedTable: a Hudi 1.x table (read only); nothing was changed.
         ConcurrentWriteError: another live writer has a pending write on the table (single-writer mode);
             nothing was changed.
         EngineError: the write failed; it was rolled back and the table reads its last commit.
     """
+    table.check_writable()
     options = datasource_write_options(table.is_mor, table.config, options)
     conf = table.config.overlay(options)
     keyless = is_keyless(conf)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator
 
-from engine.errors import StorageError, TimelineError
+from engine.errors import StorageError, TimelineError, UnsupportedTable
 from engine.storage import Storage
 from engine.timeline.instant import (
     CLEAN,
@@ -33,6 +33,7 @@ from engine.timeline.instant import (
     new_instant_time,
     sort_instants,
 )
+from engine.timeline.layout import LAYOUT_V1, TimelineLayout
 
 LOG = logging.getLogger(__name__)
 
@@ -48,7 +49,10 @@ class ActiveTimeline:
         meta_path: the table's ``.hoodie`` directory.
         before_change: called before every write method changes the timeline (may raise to prevent the
             change); :class:`engine.table.Table` uses it to delete a metadata table first
-            (:mod:`engine.metadata_table`).
+            (:mod:`engine.metadata_table`) and to refuse changes to Hudi 1.x tables.
+        layout: the timeline layout (:mod:`engine.timeline.layout`): layout 1 (default, table version 6) lists
+            ``.hoodie``; layout 2 (Hudi 1.x) lists ``.hoodie/timeline`` and gives completed instants their
+            completion times (:attr:`Instant.completion_time`).
 
     Attributes:
         instants: sorted list of the latest state per (timestamp, comparable action) — the timeline as
@@ -58,12 +62,17 @@ class ActiveTimeline:
     reload it themselves.
     """
 
-    def __init__(self, storage: Storage, meta_path: str, before_change: Callable[[], None] | None = None) -> None:
+    def __init__(self, storage: Storage, meta_path: str, before_change: Callable[[], None] | None = None,
+                 layout: TimelineLayout = LAYOUT_V1) -> None:
         self.storage = storage
         self.meta_path = meta_path
+        self.layout = layout
+        self.timeline_path = layout.timeline_path(storage, meta_path)
         self._before_change = before_change
         self.instants: list[Instant] = []
         self._all_files: list[Instant] = []
+        self._listed_names: dict[tuple[str, str, State], str] = {}
+        self._archived_completions: dict[str, str] | None = None
         self.reload()
 
     # ------------------------------------------------------------------ loading
@@ -75,16 +84,20 @@ class ActiveTimeline:
             StorageError: listing failed.
         """
         parsed: list[Instant] = []
-        for info in self.storage.list_dir(self.meta_path):
+        listed: dict[tuple[str, str, State], str] = {}
+        for info in self.storage.list_dir(self.timeline_path):
             if info.is_dir:
                 continue
-            instant = Instant.parse(info.name)
+            instant = self.layout.parse(info.name)
+            if instant is not None and self.layout.version != 1:
+                listed[(instant.timestamp, comparable_action(instant.action), instant.state)] = info.name
             if instant is None:
                 if not info.name.startswith(".") and info.name not in ("hoodie.properties",
                                                                         "hoodie.properties.backup"):
                     LOG.debug("ignoring non-instant file %s in %s", info.name, self.meta_path)
                 continue
             parsed.append(instant)
+        self._listed_names = listed
         self._all_files = sort_instants(parsed)
         latest: dict[tuple[str, str], Instant] = {}
         for instant in self._all_files:
@@ -209,7 +222,29 @@ class ActiveTimeline:
     # ------------------------------------------------------------------ reads
 
     def _path(self, instant: Instant) -> str:
-        return self.storage.join(self.meta_path, instant.file_name)
+        if self.layout.version == 1:
+            return self.storage.join(self.meta_path, instant.file_name)
+        key = (instant.timestamp, comparable_action(instant.action), instant.state)
+        name = self._listed_names.get(key) or self.layout.file_name(instant)
+        return self.storage.join(self.timeline_path, name)
+
+    def archived_completion_times(self) -> dict[str, str]:
+        """Requested → completion time of the archived instants (timeline layout 2: read from the LSM archive on
+        first use, then cached; ``{}`` on layout 1).
+
+        Raises:
+            CorruptFile: the archived timeline cannot be read.
+        """
+        if self._archived_completions is None:
+            self._archived_completions = self.layout.archived_completion_times(self.storage, self.meta_path)
+        return self._archived_completions
+
+    def completion_times(self) -> dict[str, str]:
+        """Requested time → completion time of every completed instant that has one (timeline layout 2; ``{}``
+        on layout 1, whose file names keep no completion time). Hudi ``CompletionTimeQueryView`` over the
+        active timeline."""
+        return {i.timestamp: i.completion_time for i in self.instants
+                if i.is_completed and i.completion_time is not None}
 
     def read_details(self, instant: Instant) -> bytes:
         """The content of the instant's file (JSON for commits, Avro for table-service plans/metadata;
@@ -231,6 +266,9 @@ class ActiveTimeline:
     def _changing(self) -> None:
         if self._before_change is not None:
             self._before_change()
+        if self.layout.version != 1:
+            raise UnsupportedTable(f"cannot change the timeline {self.timeline_path}: writing timeline layout "
+                                   f"{self.layout.version} (Hudi 1.x) is not implemented")
 
     def create_requested(self, instant_time: str, action: str, content: bytes = b"") -> Instant:
         """Start an instant: create ``T.<action>.requested`` (Hudi ``createNewInstant`` /

@@ -26,7 +26,7 @@ import logging
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.errors import TimelineError
 
@@ -100,6 +100,9 @@ class Instant:
         action: one of the action constants (``commit``, ``deltacommit`` ...). A completed compaction is
             represented as action ``commit`` (its file is ``T.commit``), like Java does after loading.
         state: REQUESTED, INFLIGHT or COMPLETED.
+        completion_time: when a completed instant of a Hudi 1.x table (timeline layout 2) completed
+            (``yyyyMMddHHmmssSSS``, from its file name ``<timestamp>_<completion>.<action>``); ``None`` on
+            layout 1 and for pending instants. Not part of equality, ordering or hashing.
 
     Ordering is by (timestamp, action, state); :func:`sort_instants` gives Java's exact order.
     """
@@ -107,6 +110,7 @@ class Instant:
     timestamp: str
     action: str
     state: State
+    completion_time: str | None = field(default=None, compare=False, repr=False)
 
     # ------------------------------------------------------------------ predicates
 

@@ -110,12 +110,14 @@ def start_write(table: Table, operation: WriteOperation, conf: HoodieConfig | No
         The inflight instant; its ``timestamp`` is the instant time for file names and meta columns.
 
     Raises:
+        UnsupportedTable: a Hudi 1.x table (:meth:`Table.check_writable`), before anything is written.
         ConfigError: an unsupported ``hoodie.write.concurrency.mode`` or bad heartbeat settings.
         PendingRestoreError: a restore did not finish (:func:`check_no_pending_restore`).
         ConcurrentWriteError: (single writer) a pending write instant has a live heartbeat (checked before
             anything is changed, and again once this writer's requested instant exists: then this writer's
             requested instant is deleted again).
     """
+    table.check_writable()
     conf = conf if conf is not None else table.config
     txn = check_concurrency_mode(table, conf)
     check_no_pending_restore(table)

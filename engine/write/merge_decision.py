@@ -55,6 +55,8 @@ class MergeDecision:
     def restricted(self, rows: np.ndarray) -> MergeDecision:
         """This decision over the stored rows ``rows`` only (int64 positions, in order), the incoming records
         unchanged: the decision for a part of the stored file (its touched row groups)."""
+        if len(rows) == self.n_old and (not len(rows) or (rows[0] == 0 and rows[-1] == self.n_old - 1)):
+            return self  # every row, in order (positions are increasing): nothing to gather
         return MergeDecision(self.incoming_keys, self.stored_keys.take(pa.array(rows, pa.int64())),
                              self.inc_for_old[rows], self.is_update_for_old[rows], self.is_delete_for_old[rows],
                              self.inserts)

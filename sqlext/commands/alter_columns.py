@@ -89,6 +89,7 @@ def alter_columns(ctx: CommandContext, stmt: AlterTable) -> DataFrame:
         SqlAnalysisError: the change is refused (unknown or key column, narrowing type, no schema on read).
     """
     entry, table = ctx.catalog.require_hudi(stmt.ident)
+    table.check_writable()
     if isinstance(stmt, ChangeColumn):
         stmt = _as_alter_column(stmt, entry)
     evolve = schema_on_read(ctx, entry)

@@ -52,6 +52,7 @@ def truncate_table(ctx: CommandContext, stmt: TruncateTable) -> DataFrame:
     """TRUNCATE TABLE t [PARTITION (...)]: re-initialise the table, or delete the named partitions
     (a ``delete_partition`` replacecommit)."""
     entry, table = ctx.catalog.require_hudi(stmt.ident)
+    table.check_writable()
     if stmt.partition_spec:
         paths = partition_paths_for_spec(table, dict(stmt.partition_spec), entry.display)
         _delete_partitions(ctx, table, paths)
@@ -74,11 +75,13 @@ def alter_table(ctx: CommandContext, stmt: AlterTable) -> DataFrame:
     changes are :mod:`sqlext.commands.alter_columns`).
 
     Raises:
+        UnsupportedTable: a Hudi 1.x table (read only).
         SqlAnalysisError: no partition matches a DROP PARTITION spec; SET LOCATION to a path without a Hudi
             table, or of a partition.
     """
     spark, catalog = ctx.spark, ctx.catalog
     entry, table = catalog.require_hudi(stmt.ident)
+    table.check_writable()  # a Hudi 1.x table is read only, its catalog entry included
     if isinstance(stmt, RenameTable):
         # Hudi AlterHoodieTableRenameCommand: hoodie.table.name first (a managed table's folder moves with the
         # catalog rename), then the catalog; a refused rename puts the old name back.

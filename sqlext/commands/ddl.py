@@ -299,6 +299,10 @@ def _complete_existing(table: Table, database: str, name: str, schema: StructTyp
         missing[TableConfig.CREATE_SCHEMA.key] = json.dumps(avro, separators=(",", ":"))
     if not missing:
         return table
+    if table.is_hudi_1x:  # read only: registered as it is (its schema comes from its commits)
+        logger.info("CREATE TABLE %s.%s over Hudi 1.x table %s: hoodie.properties left as it is (no %s)", database,
+                    name, table.base_path, sorted(missing))
+        return table
     logger.info("CREATE TABLE %s.%s over %s: adding %s to hoodie.properties", database, name, table.base_path,
                 sorted(missing))
     table.update_properties(missing)

@@ -86,8 +86,10 @@ def resolve_service_table(ctx: CommandContext, table: Any, path: Any, procedure:
 
     Raises:
         ProcedureError: neither table nor path given, or no Hudi table there.
+        UnsupportedTable: a Hudi 1.x table (read only).
     """
     display, loaded, catalog = _locate(ctx, table, path, procedure)
+    loaded.check_writable()  # every table service writes: none runs on a Hudi 1.x table
     conf = HoodieConfig(catalog)
     for layer in (loaded.config.as_dict(), session_hoodie_confs(ctx.spark), options):
         conf = overlay_settings(conf, layer)

@@ -78,17 +78,20 @@ _DAY_MS = 86_400_000
 
 
 def _table(ctx: CommandContext, args: dict[str, Any], procedure: str) -> tuple[CatalogTable, Table]:
-    """The catalog entry and table of the ``table`` argument.
+    """The catalog entry and table of the ``table`` argument of a procedure that deletes partitions.
 
     Raises:
         ProcedureError: ``table`` not given.
         NotHudiTable, SqlAnalysisError: unknown or not a Hudi table.
+        UnsupportedTable: a Hudi 1.x table (read only).
     """
     name = text_arg(args, "table")
     if not name:
         raise ProcedureError(f"Argument: table is required (procedure {procedure}: table => '[db.]name')")
     database, _, table = name.rpartition(".")
-    return ctx.catalog.require_hudi(TableIdent(database or None, table))
+    entry, loaded = ctx.catalog.require_hudi(TableIdent(database or None, table))
+    loaded.check_writable()
+    return entry, loaded
 
 
 def resolve_partitions(table: Table, text: str, display: str, procedure: str) -> list[str]:

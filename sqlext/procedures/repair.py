@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 
 from engine.config import TableConfig
 from engine.filegroup.partition_metadata import has_partition_metadata, write_partition_metadata
-from engine.table import TableProperties
+from engine.table_properties import TableProperties
 from sqlext.errors import ProcedureError
 from sqlext.procedures.compaction import resolve_table
 from sqlext.procedures.registry import Param, Procedure, register
@@ -30,6 +30,8 @@ def repair_add_partition_meta(ctx: CommandContext, args: dict[str, Any]) -> Data
     """``CALL repair_add_partition_meta(table, dry_run)``."""
     _, table = resolve_table(ctx, args.get("table"), None, "repair_add_partition_meta")
     dry_run = str(args.get("dry_run") if args.get("dry_run") is not None else "true").lower() != "false"
+    if not dry_run:
+        table.check_writable()
     latest = table.timeline.reload().last_completed_commit()
     rows = []
     for partition in table.file_system_view().partition_paths():
@@ -49,6 +51,7 @@ def repair_add_partition_meta(ctx: CommandContext, args: dict[str, Any]) -> Data
 def repair_overwrite_hoodie_props(ctx: CommandContext, args: dict[str, Any]) -> DataFrame:
     """``CALL repair_overwrite_hoodie_props(table, new_props_file_path)``."""
     display, table = resolve_table(ctx, args.get("table"), None, "repair_overwrite_hoodie_props")
+    table.check_writable()
     source = Path(str(args.get("new_props_file_path") or ""))
     try:
         new = TableProperties.parse(source.read_bytes().decode("latin-1"))

@@ -15,8 +15,9 @@ from tests.conftest import HUDI_FIXTURES
 FIXTURES = HUDI_FIXTURES
 
 
-def extract_tables(dest: Path, pattern: str = "**/*.zip") -> list[Path]:
-    """Extract every fixture zip matching ``pattern`` (relative to the fixtures root) under ``dest``.
+def extract_tables(dest: Path, pattern: str = "**/v6_*.zip") -> list[Path]:
+    """Extract every fixture zip matching ``pattern`` (relative to the fixtures root; default: the version-6
+    tables) under ``dest``.
 
     Zips are extracted to ``dest/<zip's folder relative to the root>`` so tables with the same name from
     different folders (cow/mor) do not collide.

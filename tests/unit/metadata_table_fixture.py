@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.table import Table, TableProperties
+from engine.table import Table
+from engine.table_properties import TableProperties
 
 MDT_INSTANT = "00000000000000010"
 """The instant of the MDT's initial bulk load (Hudi ``SOLO_COMMIT_TIMESTAMP`` + ``010``)."""

@@ -149,7 +149,7 @@ NON_ASCII_KEYS = [
 
 @pytest.fixture(scope="module")
 def fixture_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    tables = extract_tables(tmp_path_factory.mktemp("bloom"), "sample_table/cow/*.zip")
+    tables = extract_tables(tmp_path_factory.mktemp("bloom"), "sample_table/cow/v6_*.zip")
     files = [f for t in tables for f in base_files(t)]
     assert len(files) >= 15
     return files

@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import HUDI_FIXTURE_NAMES, HUDI_FIXTURES, METADATA_FIXTURE_SHAPE
+from tests.conftest import (
+    HUDI_1X_ALL_FIXTURE_NAMES,
+    HUDI_FIXTURE_NAMES,
+    HUDI_FIXTURES,
+    HUDI_LANCE_FIXTURE_NAMES,
+    METADATA_FIXTURE_SHAPE,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -108,3 +114,6 @@ def test_the_hudi_written_fixtures_are_in_the_repository() -> None:
     assert len(HUDI_FIXTURE_NAMES) == 16 and scripts == tables  # each table with the SQL that made it
     assert sorted(set(tables) - set(HUDI_FIXTURE_NAMES)) == \
         sorted(n for n in tables if n.startswith(METADATA_FIXTURE_SHAPE + "/"))
+    scripts_1x = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix(""))
+                        for pattern in ("v8_*.sql", "v9_*.sql") for p in HUDI_FIXTURES.rglob(pattern))
+    assert HUDI_LANCE_FIXTURE_NAMES and scripts_1x == HUDI_1X_ALL_FIXTURE_NAMES  # the Hudi 1.x tables too

@@ -11,7 +11,8 @@ import hudi
 import pytest
 
 from engine.errors import ConfigError, CorruptFile, TableExists, TableNotFound, UnsupportedTable
-from engine.table import Table, TableProperties
+from engine.table import Table
+from engine.table_properties import TableProperties
 from engine.timeline import COMMIT, CommitMetadata, new_instant_time
 from tests.conftest import HUDI_FIXTURE_NAMES
 
