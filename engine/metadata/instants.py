@@ -107,8 +107,9 @@ def valid_instant_timestamps(data_timeline: ActiveTimeline, metadata_timeline: A
 
 def metadata_block_filter(data_timeline: ActiveTimeline, metadata_timeline: ActiveTimeline) -> BlockFilter:
     """The log block filter of an MDT read (``HoodieMetadataLogRecordReader`` as built by
-    ``getLogRecordScanner``): blocks up to the MDT's last completed instant (any action), committed on the
-    MDT's commits timeline, and of a valid instant (:func:`valid_instant_timestamps`).
+    ``getLogRecordScanner``): blocks up to the MDT's last completed instant (any action; the first later block
+    ends the scan, as Java's), committed on the MDT's commits timeline, and of a valid instant
+    (:func:`valid_instant_timestamps`).
 
     Raises:
         CorruptFile, StorageError: see :func:`valid_instant_timestamps`.
@@ -122,6 +123,7 @@ def metadata_block_filter(data_timeline: ActiveTimeline, metadata_timeline: Acti
         timeline_start=commits[0].timestamp if commits else None,
         pending=frozenset(i.timestamp for i in metadata_timeline.commits_timeline() if i.is_pending),
         valid_instants=valid_instant_timestamps(data_timeline, metadata_timeline),
+        stop_after_latest=True,
     )
 
 

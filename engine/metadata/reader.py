@@ -14,12 +14,11 @@ blocks. A lookup of keys in an MDT partition:
 Reads never change either table. A reader is a snapshot of both timelines at construction; build a new one to
 see later commits.
 
-Differences from Java, all on states Hudi's own writer does not leave behind: a block later than the MDT's
-last completed instant is skipped where Java stops reading the log there (``scanInternalV1``'s ``break``);
-DELETE entries always apply (Java keeps the older record only when the delete's ordering value is a non-zero
-value smaller than the record's; MDT payloads and their deletes order at 0). Like Hudi 0.15, there is no time
-travel on the MDT. Not implemented: the optimized log block scan (``hoodie.metadata.optimized.log.blocks.scan
-.enable``, off by default) and MDT log compaction (``logcompaction`` instants, off by default).
+Differences from Java, on states Hudi's own writer does not leave behind: DELETE entries always apply (Java
+keeps the older record only when the delete's ordering value is a non-zero value smaller than the record's;
+MDT payloads and their deletes order at 0). Like Hudi 0.15, there is no time travel on the MDT. Not
+implemented: the optimized log block scan (``hoodie.metadata.optimized.log.blocks.scan.enable``, off by
+default) and MDT log compaction (``logcompaction`` instants, off by default).
 """
 
 from __future__ import annotations

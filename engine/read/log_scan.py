@@ -143,6 +143,8 @@ class BlockFilter:
         begin: incremental lower bound (exclusive), or None.
         valid_instants: when set, only blocks of these instants are kept (Java's ``ExplicitMatchRange``
             instant range; the metadata table reader passes ``getValidInstantTimestamps``).
+        stop_after_latest: the first block later than ``latest_instant`` ends the scan of the slice's logs
+            (Java's ``break`` in ``scanInternalV1``; the metadata table reader sets it) instead of being skipped.
     """
 
     latest_instant: str | None
@@ -151,6 +153,7 @@ class BlockFilter:
     pending: frozenset[str] = frozenset()
     begin: str | None = None
     valid_instants: frozenset[str] | None = None
+    stop_after_latest: bool = False
 
     def is_committed(self, instant: str) -> bool:
         """Java ``containsOrBeforeTimelineStarts`` minus pending instants."""
@@ -222,7 +225,10 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
         UnsupportedTable: an applied data block holds Hudi 1.x partial updates (``IS_PARTIAL`` header).
     """
     queued: list[LogBlock] = []
+    stopped = False
     for path in log_paths:
+        if stopped:
+            break
         for block in read_log_blocks(storage, path, lazy=True):
             if isinstance(block, CorruptBlock):
                 logger.warning("log file %s: skipping corrupt block at offset %d (%d bytes)",
@@ -234,6 +240,11 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
                                path, block.offset)
                 continue
             if block_filter.latest_instant is not None and instant > block_filter.latest_instant:
+                if block_filter.stop_after_latest:
+                    logger.debug("log file %s: block of instant %s is after %s; the scan stops here", path,
+                                 instant, block_filter.latest_instant)
+                    stopped = True
+                    break
                 continue
             if isinstance(block, CommandBlock):
                 if not block.is_rollback:

@@ -8,6 +8,7 @@ import io
 import json
 import time
 from decimal import Decimal
+from pathlib import Path
 
 import fastavro
 import pyarrow as pa
@@ -56,6 +57,8 @@ from engine.metadata.schema import (
     metadata_schema_json,
     writer_schema_json,
 )
+from engine.read.log_scan import BlockFilter, scan_log_blocks
+from engine.storage import Storage
 
 # ----------------------------------------------------------------------------------------------------------
 # Keys. Expected values were printed by Hudi 0.15.0's own classes (hudi-spark3.5-bundle_2.12-0.15.0.jar) with
@@ -425,3 +428,23 @@ def test_record_builders() -> None:
     gone = bloom_filter_record("p", "f.parquet", "20240102030405678", None, deleted=True)
     assert gone.key == bloom_filter_key("p", "f.parquet") and gone.bloom_filter is not None
     assert gone.bloom_filter.is_deleted and gone.bloom_filter.bloom_filter == b""
+
+
+def test_scan_stops_at_the_first_block_after_the_latest_instant(tmp_path: Path) -> None:
+    """AbstractHoodieLogRecordReader.scanInternalV1 breaks at a block later than the latest instant: blocks
+    after it, in that log file and the next ones, are not applied (the MDT reader sets stop_after_latest)."""
+    first = tmp_path / ".f1_000.log.1_0-0-0"
+    second = tmp_path / ".f1_000.log.2_0-0-0"
+    first.write_bytes(hfile_block("1", files("p1", {"a": 1})).encode() + hfile_block("3", files("p1", {"c": 3})).encode()
+                      + hfile_block("2", files("p1", {"b": 2})).encode())
+    second.write_bytes(hfile_block("2", files("p1", {"d": 4})).encode())
+    storage = Storage.for_uri(str(tmp_path))
+    paths = [str(first), str(second)]
+    committed = frozenset({"1", "2", "3"})
+    kept = scan_log_blocks(storage, paths, BlockFilter("2", committed, stop_after_latest=True), hfile_blocks=True)
+    assert [b.instant_time for b in kept] == ["1"]
+    kept = scan_log_blocks(storage, paths, BlockFilter("2", committed), hfile_blocks=True)
+    assert [b.instant_time for b in kept] == ["1", "2", "2"]
+    assert scan_log_blocks(storage, paths, BlockFilter("2", committed)) == []  # HFile blocks are opt-in
+    valid = BlockFilter("3", committed, valid_instants=frozenset({"2", "3"}))
+    assert [b.instant_time for b in scan_log_blocks(storage, paths, valid, hfile_blocks=True)] == ["3", "2", "2"]
