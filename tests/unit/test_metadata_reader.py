@@ -38,6 +38,7 @@ from engine.metadata.builders import (
     record_index_record,
 )
 from engine.metadata.hfile_records import BaseFileRecords
+from engine.metadata.instants import is_valid_metadata_instant, rolled_back_instants, valid_instant_timestamps
 from engine.metadata.reader import MetadataTableReader
 from engine.metadata.records import StatValue, decode_datum, encode_datum
 from engine.metadata.schema import (
@@ -339,3 +340,29 @@ def test_builders_make_the_records_hudi_wrote(states: list[Path]) -> None:
         entry = record_index_record(key, where.partition, where.file_id, where.instant, utc=True)
         assert mdt.read_records(MetadataPartition.RECORD_INDEX, [key]) == {key: entry}
     assert locations
+
+
+def test_valid_instants(states: list[Path]) -> None:
+    """getValidInstantTimestamps on the fixtures: every completed data instant, the instants completed data
+    rollbacks undid, the MDT's own operations (compaction/clean/rollback suffixes, initialization)."""
+    table = Table.load(str(states[-1]))
+    mdt = Table.load(str(states[-1] / ".hoodie" / "metadata"))
+    valid = valid_instant_timestamps(table.timeline, mdt.timeline)
+    assert {i.timestamp for i in table.timeline.completed()} <= valid
+    rollbacks = [i for i in table.timeline.completed() if i.action == "rollback"]
+    assert rollbacks
+    for rollback in rollbacks:
+        undone = rolled_back_instants(table.timeline, rollback)
+        assert undone and set(undone) <= valid and not set(undone) & {i.timestamp for i in table.timeline.completed()}
+    initial = [i.timestamp for i in mdt.timeline.completed()
+               if i.timestamp.startswith("00000000000000") and i.action == DELTA_COMMIT]
+    assert initial and set(initial) <= valid
+    for instant in mdt.timeline.completed():
+        if instant.action == "deltacommit" and len(instant.timestamp) == 20:
+            assert is_valid_metadata_instant(instant) == (instant.timestamp[-3:] in
+                                                          {"001", "002", "003", "004", "005", "006"}
+                                                          or instant.timestamp[-3:] >= "010")
+    assert not is_valid_metadata_instant(Instant("20240101000000000007", DELTA_COMMIT, State.COMPLETED))
+    assert is_valid_metadata_instant(Instant("20240101000000000011", DELTA_COMMIT, State.COMPLETED))
+    assert not is_valid_metadata_instant(Instant("20240101000000000001", COMMIT, State.COMPLETED))
+    assert not is_valid_metadata_instant(Instant("20240101000000000", DELTA_COMMIT, State.COMPLETED))
