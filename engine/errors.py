@@ -145,3 +145,8 @@ class HFileError(EngineError):
     """An HFile (the metadata table's base files and HFile log blocks) could not be read or written: bad magic,
     truncated bytes, an unsupported version, compression or block encoding, or keys added out of order. The
     message names the file (or ``<bytes>``) and what is wrong."""
+
+
+class MetadataTableError(EngineError):
+    """A data table's metadata table cannot answer: it is not in use, an MDT partition is not built, or a
+    partition has no file slice. The message names the table and the MDT partition."""

@@ -1,19 +1,20 @@
 """Log block framing (docs/FORMAT.md §5): the block types, header keys and metadata maps, the :class:`LogBlock` base
-and its on-disk encoding, and the blocks without records (command, corrupt, HFile) — Hudi ``HoodieLogBlock``,
-``HoodieCommandBlock``, ``HoodieCorruptBlock``."""
+and its on-disk encoding, the blocks without records (command, corrupt) and the HFile data block — Hudi
+``HoodieLogBlock``, ``HoodieCommandBlock``, ``HoodieCorruptBlock``, ``HoodieHFileDataBlock``."""
 
 from __future__ import annotations
 
 import json
 import logging
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, ClassVar
 
-from engine.errors import CorruptFile, SchemaMismatch
+from engine.errors import CorruptFile, HFileError, SchemaMismatch
 from engine.formats.avro_schema import avro_to_arrow, parse_avro_schema
+from engine.formats.hfile_reader import HFileReader
 
 logger = logging.getLogger(__name__)
 
@@ -215,9 +216,50 @@ class CorruptBlock(LogBlock):
 
 @dataclass
 class HFileDataBlock(LogBlock):
-    """``HoodieHFileDataBlock`` (metadata table only): content kept raw, not decoded."""
+    """``HoodieHFileDataBlock`` (metadata table logs): the content is a whole HFile whose cells map a record key
+    to the record's Avro datum (written under the SCHEMA header; the datum's key field is stored empty). The
+    HFile is parsed when first asked for; decoding the datums is the metadata table's business
+    (:mod:`engine.metadata.hfile_records`).
+    """
 
     block_type: ClassVar[BlockType] = BlockType.HFILE_DATA_BLOCK
+
+    def hfile(self) -> HFileReader:
+        """The content as an :class:`~engine.formats.hfile_reader.HFileReader` (string keys), parsed once.
+
+        Raises:
+            CorruptFile: the content is not a readable HFile, or it was left on disk by a lazy read (load it
+                with ``load_block_content`` first); names the log file and block offset.
+        """
+        cached: HFileReader | None = self.__dict__.get("_hfile")
+        if cached is not None:
+            return cached
+        where = f"log file {self.file_path or '<memory>'} block at offset {self.offset}"
+        if not self.is_content_loaded:
+            raise CorruptFile(f"{where}: HFile content not loaded (lazy read)")
+        try:
+            reader = HFileReader(self.content, name=f"{where} (HFile data block)")
+        except HFileError as exc:
+            raise CorruptFile(f"{where}: the HFile data block does not parse: {exc}") from exc
+        self.__dict__["_hfile"] = reader
+        return reader
+
+    def cells(self) -> list[tuple[str, bytes]]:
+        """Every ``(key, value)`` cell in key order (``HoodieHFileDataBlock.deserializeRecords``).
+
+        Raises:
+            CorruptFile: see :meth:`hfile`.
+        """
+        return [(str(key), value) for key, value in self.hfile().scan()]
+
+    def lookup(self, keys: Iterable[str]) -> dict[str, bytes]:
+        """The cells of ``keys`` present in the block (``lookupRecords``: point lookups, work proportional to
+        the keys asked).
+
+        Raises:
+            CorruptFile: see :meth:`hfile`.
+        """
+        return {str(key): value for key, value in self.hfile().get_many(keys).items()}
 
 
 def header_schema(schema_json: str, file_path: str | None) -> Any:

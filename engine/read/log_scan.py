@@ -20,6 +20,7 @@ from engine.formats.log_format import (
     CommandBlock,
     CorruptBlock,
     DeleteBlock,
+    HFileDataBlock,
     LogBlock,
     ParquetDataBlock,
     read_log_blocks,
@@ -140,6 +141,10 @@ class BlockFilter:
         timeline_start: first completed commit instant on the active timeline, or None.
         pending: requested/inflight write instants on the active timeline.
         begin: incremental lower bound (exclusive), or None.
+        valid_instants: when set, only blocks of these instants are kept (Java's ``ExplicitMatchRange``
+            instant range; the metadata table reader passes ``getValidInstantTimestamps``).
+        stop_after_latest: the first block later than ``latest_instant`` ends the scan of the slice's logs
+            (Java's ``break`` in ``scanInternalV1``; the metadata table reader sets it) instead of being skipped.
     """
 
     latest_instant: str | None
@@ -147,6 +152,8 @@ class BlockFilter:
     timeline_start: str | None = None
     pending: frozenset[str] = frozenset()
     begin: str | None = None
+    valid_instants: frozenset[str] | None = None
+    stop_after_latest: bool = False
 
     def is_committed(self, instant: str) -> bool:
         """Java ``containsOrBeforeTimelineStarts`` minus pending instants."""
@@ -161,6 +168,8 @@ class BlockFilter:
         if self.latest_instant is not None and instant > self.latest_instant:
             return False
         if self.begin is not None and instant <= self.begin:
+            return False
+        if self.valid_instants is not None and instant not in self.valid_instants:
             return False
         return self.is_committed(instant)
 
@@ -193,7 +202,8 @@ def _reconcile_spurious_blocks(blocks: list[LogBlock]) -> list[LogBlock]:
     return out
 
 
-def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: BlockFilter) -> list[LogBlock]:
+def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: BlockFilter, *,
+                    hfile_blocks: bool = False) -> list[LogBlock]:
     """The data and delete blocks of a slice's log files that a reader applies, in log order
     (``AbstractHoodieLogRecordReader.scanInternalV1``; rules in the module docstring).
 
@@ -201,9 +211,12 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
         storage: table storage.
         log_paths: the slice's log files in log order.
         block_filter: instant visibility.
+        hfile_blocks: also keep :class:`HFileDataBlock` instances (the metadata table's data blocks, which
+            :mod:`engine.metadata` decodes); otherwise they are skipped as not table data.
 
     Returns:
-        :class:`AvroDataBlock`, :class:`ParquetDataBlock` and :class:`DeleteBlock` instances (contents not
+        :class:`AvroDataBlock`, :class:`ParquetDataBlock` and :class:`DeleteBlock` (and with ``hfile_blocks``
+        :class:`HFileDataBlock`) instances (contents not
         yet decoded; contents over 256 KiB not yet read — :func:`merge_file_slice` reads each block when
         it folds it and drops it after, so a scan holds headers, not the log).
 
@@ -212,7 +225,10 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
         UnsupportedTable: an applied data block holds Hudi 1.x partial updates (``IS_PARTIAL`` header).
     """
     queued: list[LogBlock] = []
+    stopped = False
     for path in log_paths:
+        if stopped:
+            break
         for block in read_log_blocks(storage, path, lazy=True):
             if isinstance(block, CorruptBlock):
                 logger.warning("log file %s: skipping corrupt block at offset %d (%d bytes)",
@@ -224,6 +240,11 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
                                path, block.offset)
                 continue
             if block_filter.latest_instant is not None and instant > block_filter.latest_instant:
+                if block_filter.stop_after_latest:
+                    logger.debug("log file %s: block of instant %s is after %s; the scan stops here", path,
+                                 instant, block_filter.latest_instant)
+                    stopped = True
+                    break
                 continue
             if isinstance(block, CommandBlock):
                 if not block.is_rollback:
@@ -237,7 +258,8 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], block_filter: Bl
                              path, instant, target, before - len(queued))
                 continue
             if isinstance(block, CdcDataBlock) or \
-                    not isinstance(block, (AvroDataBlock, ParquetDataBlock, DeleteBlock)):
+                    not isinstance(block, (AvroDataBlock, ParquetDataBlock, DeleteBlock)) and \
+                    not (hfile_blocks and isinstance(block, HFileDataBlock)):
                 logger.warning("log file %s: skipping %s at offset %d (not readable as table data)",
                                path, type(block).__name__, block.offset)
                 continue

@@ -19,6 +19,7 @@ from tests.conftest import (
     HUDI_FIXTURE_NAMES,
     HUDI_FIXTURES,
     HUDI_LANCE_FIXTURE_NAMES,
+    METADATA_FIXTURE_SHAPE,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,7 +110,10 @@ def test_the_hudi_written_fixtures_are_in_the_repository() -> None:
     assert HUDI_FIXTURES.is_relative_to(ROOT) and HUDI_FIXTURES.is_dir()
     assert (HUDI_FIXTURES.parent / "NOTICE").read_text().count("Apache License") >= 1
     scripts = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix("")) for p in HUDI_FIXTURES.rglob("v6_*.sql"))
-    assert len(HUDI_FIXTURE_NAMES) == 16 and scripts == HUDI_FIXTURE_NAMES  # each table with the SQL that made it
+    tables = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix("")) for p in HUDI_FIXTURES.rglob("v6_*.zip"))
+    assert len(HUDI_FIXTURE_NAMES) == 16 and scripts == tables  # each table with the SQL that made it
+    assert sorted(set(tables) - set(HUDI_FIXTURE_NAMES)) == \
+        sorted(n for n in tables if n.startswith(METADATA_FIXTURE_SHAPE + "/"))
     scripts_1x = sorted(str(p.relative_to(HUDI_FIXTURES).with_suffix(""))
                         for pattern in ("v8_*.sql", "v9_*.sql") for p in HUDI_FIXTURES.rglob(pattern))
     assert HUDI_LANCE_FIXTURE_NAMES and scripts_1x == HUDI_1X_ALL_FIXTURE_NAMES  # the Hudi 1.x tables too
