@@ -256,6 +256,8 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
         file_name = base_file_name(existing.file_id, task.write_token, ctx.instant_time)
         rows = (np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in changed]) if changed
                 else np.zeros(0, dtype=np.int64))
+        if in_place and changed and not stored_footer.is_flat:
+            return None, decision  # nested columns: their chunks are not spliced one by one
         incoming = with_meta_columns(ctx, records, file_name, pa.nulls(records.num_rows, pa.string()))
         if in_place:
             updated, changed_columns, rest = _updated_columns(ctx, source, stored_footer, changed,

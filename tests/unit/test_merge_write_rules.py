@@ -268,3 +268,34 @@ def test_touched_row_groups_splice_dictionary_and_plain_columns_as_a_whole_rewri
     metadata = pq.read_metadata(copied)
     chunks = [metadata.row_group(g).column(v) for g in range(metadata.num_row_groups)]
     assert all((c.dictionary_page_offset is not None) == low for c in chunks[:len(stored.row_groups)])
+
+
+def test_updates_to_a_file_with_nested_columns_rewrite_it_whole(tmp_path: Path) -> None:
+    """A stored file with a struct column (its leaves are not the top-level columns): touched row groups are not
+    spliced column by column; the merge rewrites the file and every row reads back, the update applied."""
+    from engine.formats.avro_schema import add_meta_fields, arrow_to_avro
+    from engine.storage import Storage
+    from engine.write.prepare import PARTITION_PATH, RECORD_KEY
+
+    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()),
+                        ("s", pa.struct([("a", pa.int32()), ("b", pa.string())])), ("v", pa.string())])
+    props = {"hoodie.table.precombine.field": "ts", "hoodie.table.recordkey.fields": "id",
+             "hoodie.parquet.block.size": "2000"}
+
+    def rows(ids: list[int], ts: int, v: str) -> pa.Table:
+        keys = [f"k{i:04d}" for i in ids]
+        return pa.table({"id": keys, "ts": pa.array([ts] * len(ids), pa.int64()),
+                         "s": pa.array([{"a": i, "b": f"b{i}"} for i in ids], schema.field("s").type),
+                         "v": [f"{v}{i}" for i in ids], RECORD_KEY: keys, PARTITION_PATH: ["p=a"] * len(ids)})
+
+    ctx = WriteContext(Storage.for_uri(str(tmp_path)), str(tmp_path), "20240101000000001", schema,
+                       add_meta_fields(arrow_to_avro(schema, "t")), props)
+    [created] = create_file_group(ctx, "p=a", "fg-n", rows(list(range(500)), 1, "v"), TaskIdentity(1, 0, 0))
+    later = WriteContext(ctx.storage, ctx.base_path, "20240101000000002", schema, ctx.avro_schema, props)
+    fg = ExistingFileGroup("p=a", "fg-n", str(tmp_path / created.path), ctx.instant_time, created.file_size_in_bytes)
+    [merged] = merge_file_group(later, fg, rows([3, 250, 499], 2, "u"), TaskIdentity(1, 0, 1))
+    out = read_base_file(later.storage, str(tmp_path / merged.path)).to_pylist()
+    assert len(out) == 500 and merged.num_update_writes == 3
+    assert {r["id"]: r["v"] for r in out if r["_hoodie_commit_time"] == "20240101000000002"} \
+        == {"k0003": "u3", "k0250": "u250", "k0499": "u499"}
+    assert [r["s"] for r in out[:2]] == [{"a": 0, "b": "b0"}, {"a": 1, "b": "b1"}]
