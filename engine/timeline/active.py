@@ -108,6 +108,21 @@ class ActiveTimeline:
         self.instants = sort_instants(latest.values())
         return self
 
+    def state_file_times(self) -> dict[tuple[str, str, State], int]:
+        """``(instant time, action, state)`` → modification time (ms since the epoch) of that state's file in the
+        timeline folder (``.hoodie``, or ``.hoodie/timeline`` for layout 2): Hudi's state transition times
+        (``HoodieInstant.getStateTransitionTime``). A completed compaction is keyed by its ``commit`` file.
+
+        Raises:
+            StorageError: listing failed.
+        """
+        out: dict[tuple[str, str, State], int] = {}
+        for info in self.storage.list_dir(self.timeline_path):
+            instant = None if info.is_dir else self.layout.parse(info.name)
+            if instant is not None:
+                out[(instant.timestamp, instant.action, instant.state)] = info.mtime_ms
+        return out
+
     def __repr__(self) -> str:
         return f"ActiveTimeline({self.meta_path!r}, {len(self.instants)} instants)"
 

@@ -34,6 +34,7 @@ from engine.timeline.instant import (
     DELTA_COMMIT,
     REPLACE_COMMIT,
     Instant,
+    State,
     instant_time_of_millis,
     sort_instants,
 )
@@ -167,15 +168,19 @@ def rows_frame(ctx: CommandContext, procedure: str, rows: list[tuple[Any, ...]],
 # ---------------------------------------------------------------------------------------------- timeline
 
 
-def file_mtimes(table: Table) -> dict[str, int]:
-    """Modification time (ms since the epoch) of every file in ``.hoodie``, by file name."""
-    return {info.name: info.mtime_ms for info in table.storage.list_dir(table.meta_path) if not info.is_dir}
+def file_mtimes(table: Table) -> dict[tuple[str, str, State], int]:
+    """Modification time (ms since the epoch) of every instant file of the timeline, by instant time, action and
+    state (:meth:`engine.timeline.active.ActiveTimeline.state_file_times`)."""
+    return table.timeline.state_file_times()
 
 
-def transition_time(table: Table, instant: Instant, mtimes: dict[str, int]) -> str | None:
+def transition_time(table: Table, instant: Instant, mtimes: dict[tuple[str, str, State], int]) -> str | None:
     """Hudi 0.14 ``HoodieInstant.getStateTransitionTime``: the modification time of the instant's file as
-    ``yyyyMMddHHmmssSSS`` in the timeline time zone (``None`` when the file is gone)."""
-    ms = mtimes.get(instant.file_name)
+    ``yyyyMMddHHmmssSSS`` in the timeline time zone (``None`` when the file is gone); for a completed instant of a
+    Hudi 1.x table, its completion time (the instant's file name records it)."""
+    if instant.completion_time:
+        return instant.completion_time
+    ms = mtimes.get((instant.timestamp, instant.action, instant.state))
     if ms is None:
         return None
     return instant_time_of_millis(ms, table.timeline_timezone == "UTC")

@@ -62,12 +62,7 @@ def _table_or_path(ctx: CommandContext, args: dict[str, Any], procedure: str) ->
 def _state_files(table: Table) -> dict[tuple[str, State], int]:
     """(instant time, state) → modification time (ms) of that state's file in ``.hoodie`` (Hudi
     ``buildInstantInfoFromTimeline``; a completed compaction's ``T.commit`` is its COMPLETED file)."""
-    out: dict[tuple[str, State], int] = {}
-    for info in table.storage.list_dir(table.meta_path):
-        instant = None if info.is_dir else Instant.parse(info.name)
-        if instant is not None:
-            out[(instant.timestamp, instant.state)] = info.mtime_ms
-    return out
+    return {(timestamp, state): ms for (timestamp, _, state), ms in table.timeline.state_file_times().items()}
 
 
 def _formatted(files: dict[tuple[str, State], int], timestamp: str, state: State) -> str | None:

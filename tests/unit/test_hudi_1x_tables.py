@@ -459,3 +459,20 @@ def test_partition_fields_with_key_generator_type_suffixes(hudi_fixture: Callabl
     # hudi-rs 0.5.0 refuses the suffix ("Partition field `byteField:SIMPLE` ... is not present"): the rows are
     # those of the unchanged table.
     assert_same(read_table(str(path)), read_table(hudi_fixture("sample_table/cow/v8_simplekeygen_nonhivestyle")))
+
+
+def test_commit_procedures_see_the_layout_2_timeline(hudi_fixture: Callable[..., str]) -> None:
+    """``show_commits``' state transition times come from the timeline folder of the table's layout: a completed
+    1.x commit shows its completion time, and every instant file of ``.hoodie/timeline`` has a modification
+    time (a version 6 table keeps reading ``.hoodie``)."""
+    from sqlext.procedures.commits import completed_commits_newest_first, file_mtimes, transition_time
+
+    table = Table.load(hudi_fixture(TRIPS))
+    times = file_mtimes(table)
+    commits = completed_commits_newest_first(table)
+    assert commits and all((i.timestamp, i.action, i.state) in times for i in commits)
+    assert [transition_time(table, i, times) for i in commits] == [i.completion_time for i in commits]
+    assert all(i.completion_time and i.completion_time > i.timestamp for i in commits)
+    v6 = Table.load(hudi_fixture("quickstart_trips_table/mor/avro/v6_trips_8i1u"))
+    v6_times = file_mtimes(v6)
+    assert all(transition_time(v6, i, v6_times) is not None for i in completed_commits_newest_first(v6))
