@@ -77,7 +77,7 @@ class TableConfig:
                                "Metadata-table partitions Hudi built (files, column_stats, ...); Java readers "
                                "list files through the metadata table when it holds 'files'. This engine "
                                "empties it (and deletes .hoodie/metadata) before its first change to the "
-                               "table: engine.metadata_table.", table=True)
+                               "table: engine.metadata.disable.", table=True)
     METADATA_PARTITIONS_INFLIGHT = str_property("hoodie.table.metadata.partitions.inflight", None,
                                         "Metadata-table partitions Hudi is building; emptied with "
                                         "hoodie.table.metadata.partitions.", table=True)

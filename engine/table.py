@@ -19,7 +19,7 @@ from engine.errors import ConfigError, CorruptFile, StorageError, TableExists, T
 from engine.filegroup.view import FileSystemView
 from engine.formats.avro_schema import add_meta_fields, strip_meta_fields
 from engine.formats.cdc import SupplementalLoggingMode
-from engine.metadata_table import drop_metadata_table, metadata_partitions_in_use
+from engine.metadata.disable import drop_metadata_table, metadata_partitions_in_use
 from engine.storage import Storage
 from engine.table_properties import PROPERTIES_FILE, TableProperties
 from engine.table_v1x import check_readable, effective_properties, write_refusal
@@ -438,7 +438,7 @@ class Table:
         """Make the table safe for this engine to change; runs before every change of the timeline (the
         timeline's write methods call it) and before archival.
 
-        A metadata table is deleted first (:func:`engine.metadata_table.drop_metadata_table`, as Hudi's writer
+        A metadata table is deleted first (:func:`engine.metadata.disable.drop_metadata_table`, as Hudi's writer
         with ``hoodie.metadata.enable=false``): ``.hoodie/metadata`` is looked for once per :class:`Table`
         object, the properties each time (no I/O). Reads never call it.
 

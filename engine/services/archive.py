@@ -32,7 +32,7 @@ from engine.config import ArchiveConfig, CleanConfig, CompactionConfig, HoodieCo
 from engine.errors import ConfigError, CorruptFile, EngineError
 from engine.filegroup.naming import parse_log_file_name
 from engine.formats.log_format import AvroDataBlock, HeaderKey, LogWriter, read_log_blocks
-from engine.metadata_table import refuse_metadata_table
+from engine.metadata.disable import refuse_metadata_table
 from engine.storage import FileInfo
 from engine.table import Table
 from engine.timeline import avro_serde

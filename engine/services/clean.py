@@ -44,7 +44,7 @@ from engine.errors import ConfigError, CorruptFile, StorageError
 from engine.filegroup.naming import parse_log_file_name
 from engine.filegroup.slices import FileGroup, FileSlice
 from engine.filegroup.view import FileSystemView
-from engine.metadata_table import refuse_metadata_table
+from engine.metadata.disable import refuse_metadata_table
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize, serialize
 from engine.timeline.instant import CLEAN, Instant, State

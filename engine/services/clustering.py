@@ -41,7 +41,7 @@ from engine.filegroup.slices import FileSlice
 from engine.filegroup.view import FileSystemView
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
 from engine.index import index_type
-from engine.metadata_table import refuse_metadata_table
+from engine.metadata.disable import refuse_metadata_table
 from engine.schema.history import LATEST_SCHEMA, SchemaEvolution, avro_of
 from engine.table import Table
 from engine.timeline.avro_serde import deserialize, serialize

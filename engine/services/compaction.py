@@ -38,7 +38,7 @@ from engine.filegroup.naming import base_file_name
 from engine.formats.avro_schema import add_meta_fields, arrow_to_avro, avro_to_arrow
 from engine.formats.base_file import BaseFileWriter
 from engine.formats.conform import conform_table
-from engine.metadata_table import refuse_metadata_table
+from engine.metadata.disable import refuse_metadata_table
 from engine.read.log_merger import BlockFilter, MergeSettings, merge_file_slice, scan_log_blocks
 from engine.schema.history import LATEST_SCHEMA, SchemaEvolution, avro_of
 from engine.storage import Storage

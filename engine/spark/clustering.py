@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from engine.config import ClusteringConfig, HoodieConfig, MemoryConfig
 from engine.errors import TableServiceError
-from engine.metadata_table import refuse_metadata_table
+from engine.metadata.disable import refuse_metadata_table
 from engine.services.clustering import (
     ClusteringGroup,
     ClusteringPlan,

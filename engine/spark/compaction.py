@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 
 from engine.config import CompactionConfig
 from engine.errors import TableServiceError
-from engine.metadata_table import refuse_metadata_table
+from engine.metadata.disable import refuse_metadata_table
 from engine.services.compaction import (
     CompactionOperation,
     compact_operation,

@@ -49,7 +49,7 @@ class ActiveTimeline:
         meta_path: the table's ``.hoodie`` directory.
         before_change: called before every write method changes the timeline (may raise to prevent the
             change); :class:`engine.table.Table` uses it to delete a metadata table first
-            (:mod:`engine.metadata_table`) and to refuse changes to Hudi 1.x tables.
+            (:mod:`engine.metadata.disable`) and to refuse changes to Hudi 1.x tables.
         layout: the timeline layout (:mod:`engine.timeline.layout`): layout 1 (default, table version 6) lists
             ``.hoodie``; layout 2 (Hudi 1.x) lists ``.hoodie/timeline`` and gives completed instants their
             completion times (:attr:`Instant.completion_time`).

@@ -8,7 +8,7 @@ from engine.config import HoodieConfig, TableConfig
 from engine.formats.cdc import SupplementalLoggingMode
 from engine.index import index_type
 from engine.index.bucket import BucketSpec
-from engine.metadata_table import refuse_metadata_table
+from engine.metadata.disable import refuse_metadata_table
 from engine.payloads import check_payload_class, configured_payload
 from engine.table import Table
 
@@ -32,7 +32,7 @@ def check_write_supported(table: Table, conf: HoodieConfig) -> None:
             ``hoodie.table.cdc.supplemental.logging.mode`` is not a mode Hudi knows, or
             ``hoodie.datasource.write.drop.partition.columns`` differs from the table's (a table's data files
             either all hold their partition columns or none do), or ``hoodie.metadata.enable`` is true (this
-            engine maintains no metadata table: :mod:`engine.metadata_table`), or the table's
+            engine maintains no metadata table: :mod:`engine.metadata.disable`), or the table's
             ``hoodie.table.base.file.format`` is not PARQUET (ORC and HFILE base files are not written here).
     """
     refuse_metadata_table(conf, table)

@@ -18,7 +18,7 @@ from tests.unit.metadata_table_fixture import add_metadata_table, assert_metadat
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
-MDT_LOGGER = "engine.metadata_table"
+MDT_LOGGER = "engine.metadata.disable"
 
 
 def _rows(base: str, **read: str) -> list[tuple[object, object]]:

@@ -1,4 +1,4 @@
-"""Tables with a metadata table (engine.metadata_table): reads leave it alone; the first change of the table
+"""Tables with a metadata table (engine.metadata.disable): reads leave it alone; the first change of the table
 (a new instant, archival) deletes it as Hudi's writer does with ``hoodie.metadata.enable=false``; an explicit
 ``hoodie.metadata.enable=true`` is refused before anything is written. No JVM: the changes are savepoints,
 cleans and a started write, all on a Hudi-written fixture table, read back by hudi-rs."""
@@ -13,7 +13,7 @@ import pytest
 
 from engine.config import HoodieConfig
 from engine.errors import ConfigError
-from engine.metadata_table import drop_metadata_table, metadata_partitions_in_use
+from engine.metadata.disable import drop_metadata_table, metadata_partitions_in_use
 from engine.services.archive import archive
 from engine.services.clean import run_clean
 from engine.services.savepoint import create_savepoint, delete_savepoint, savepoint_times
@@ -26,7 +26,7 @@ from tests.conftest import hudi_rs_rows
 from tests.unit.metadata_table_fixture import add_metadata_table, assert_metadata_table_gone, properties_of
 
 FIXTURE = "sample_table/cow/v6_simplekeygen_nonhivestyle"
-MDT_LOGGER = "engine.metadata_table"
+MDT_LOGGER = "engine.metadata.disable"
 
 
 def _rows(base: str) -> list[tuple[object, ...]]:
