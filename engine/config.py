@@ -25,7 +25,7 @@ from engine.config_base import (
     str_property,
 )
 
-__all__ = ["ConfigProperty", "HoodieConfig", "parse_bool", "parse_list", "TableConfig", "KeyGenConfig", "WriteConfig", "IndexConfig", "MetadataConfig", "CompactionConfig", "CleanConfig", "ArchiveConfig", "ClusteringConfig", "LayoutConfig", "CallbackConfig", "ReadConfig", "MemoryConfig", "PartitionTTLConfig", "LockConfig", "declared_properties", "overlay_settings"]
+__all__ = ["ConfigProperty", "HoodieConfig", "parse_bool", "parse_list", "TableConfig", "KeyGenConfig", "WriteConfig", "IndexConfig", "MetadataConfig", "CompactionConfig", "CleanConfig", "ArchiveConfig", "ClusteringConfig", "LayoutConfig", "CallbackConfig", "ReadConfig", "MemoryConfig", "PartitionTTLConfig", "LockConfig", "declared_properties"]
 
 
 class TableConfig:
@@ -588,21 +588,3 @@ def declared_properties() -> list[ConfigProperty[object]]:
         if isinstance(holder, type):
             found += [v for v in vars(holder).values() if isinstance(v, ConfigProperty)]
     return found
-
-
-def overlay_settings(base: HoodieConfig, layer: dict[str, str]) -> HoodieConfig:
-    """``base`` with ``layer`` on top, where a key of ``layer`` given under any spelling of a declared key
-    (its name or an alternative, e.g. ``hoodie.clean.commits.retained`` for ``hoodie.cleaner.commits.retained``)
-    replaces every spelling of that key in ``base``: the upper layer wins whichever spelling each layer used.
-    """
-    spellings = {}
-    for prop in declared_properties():
-        if prop.alternatives:
-            for key in (prop.key, *prop.alternatives):
-                spellings[key] = (prop.key, *prop.alternatives)
-    merged = base.as_dict()
-    for key in layer:
-        for other in spellings.get(key, ()):
-            merged.pop(other, None)
-    merged.update(layer)
-    return HoodieConfig(merged)

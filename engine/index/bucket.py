@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from engine.config import HoodieConfig, IndexConfig, KeyGenConfig, TableConfig, parse_list
 from engine.errors import ConfigError, IndexLookupError, InvalidRecordKey
+from engine.java_hash import java_string_hash
 
 _MASK32 = 0xFFFFFFFF
 _POSITIVE = 0x7FFFFFFF
@@ -36,15 +37,6 @@ _POSITIVE = 0x7FFFFFFF
 BUCKET_ENGINES = ("SIMPLE",)
 """``hoodie.index.bucket.engine`` values supported; ``CONSISTENT_HASHING`` (resizable buckets with metadata under
 ``.hoodie/.bucket_index``) is refused."""
-
-
-def java_string_hash(value: str) -> int:
-    """Java ``String.hashCode`` of ``value`` as an unsigned 32-bit int (over UTF-16 code units)."""
-    units = np.frombuffer(value.encode("utf-16-le"), dtype="<u2")
-    h = 0
-    for unit in units.tolist():
-        h = (31 * h + unit) & _MASK32
-    return h
 
 
 def java_list_hash(values: Sequence[str | None]) -> int:

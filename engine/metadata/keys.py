@@ -23,6 +23,7 @@ import base64
 import hashlib
 import struct
 
+from engine.java_hash import java_int, java_string_hash
 from engine.metadata.schema import partition_identifier
 
 _MASK = (1 << 64) - 1
@@ -130,15 +131,6 @@ def bloom_filter_key(partition: str, file_name: str) -> str:
     return partition_index_id(partition) + file_index_id(file_name)
 
 
-def java_string_hash(value: str) -> int:
-    """Java's ``String.hashCode`` (``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code units, 32-bit wrap)."""
-    h = 0
-    raw = value.encode("utf-16-be")
-    for (unit,) in struct.iter_unpack(">H", raw):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
 def _java_abs(value: int) -> int:
     """``Math.abs(int)``: ``Integer.MIN_VALUE`` stays negative."""
     return value if value == -(1 << 31) else abs(value)
@@ -157,10 +149,10 @@ def file_group_index(key: str, num_file_groups: int) -> int:
     """
     if num_file_groups <= 0:
         raise ValueError(f"an MDT partition has at least one file group, not {num_file_groups}")
-    h = _java_abs(java_string_hash(key))
+    h = _java_abs(java_int(java_string_hash(key)))
     remainder = -(-h % num_file_groups) if h < 0 else h % num_file_groups  # Java's % keeps the dividend's sign
     return abs(remainder)
 
 
 __all__ = ["HASH_SEED", "bloom_filter_key", "column_index_id", "column_stats_key", "file_group_index",
-           "file_index_id", "java_string_hash", "partition_index_id", "xxh64"]
+           "file_index_id", "partition_index_id", "xxh64"]

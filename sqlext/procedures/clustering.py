@@ -28,7 +28,8 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from engine.config import ClusteringConfig, LayoutConfig, overlay_settings
+from engine.config import ClusteringConfig, LayoutConfig
+from engine.config_layers import overlay_settings
 from engine.errors import EngineError
 from engine.read.planner import PartitionColumns
 from engine.services.clustering import (

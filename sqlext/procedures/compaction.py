@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
-from engine.config import HoodieConfig, overlay_settings
+from engine.config import HoodieConfig
+from engine.config_layers import overlay_settings
 from engine.errors import EngineError
 from engine.services.compaction import (
     compaction_history,

@@ -20,9 +20,9 @@ from engine.index.bucket import (
     bucket_of_file_id,
     hash_keys,
     java_list_hash,
-    java_string_hash,
     new_bucket_groups,
 )
+from engine.java_hash import java_string_hash
 
 
 def _signed(value: int) -> int:

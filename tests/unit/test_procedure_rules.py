@@ -5,7 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from engine.config import CleanConfig, CompactionConfig, HoodieConfig, overlay_settings
+from engine.config import CleanConfig, CompactionConfig, HoodieConfig
+from engine.config_layers import overlay_settings
 from engine.errors import ConfigError, TableServiceError
 from engine.payloads import (
     AWS_DMS,
