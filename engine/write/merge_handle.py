@@ -114,7 +114,7 @@ def merge_file_group(
         stored_of = np.zeros(n_inc, dtype=np.int64)
         stored_of[inc_for_old[is_update_for_old]] = np.nonzero(is_update_for_old)[0]
         incoming = fill_nulls(incoming, old.take(pa.array(stored_of)), skip=META_FIELDS)
-    output, new_positions, _ = _merged_rows(old, incoming, decision, file_name)
+    output, new_positions = _merged_rows(old, incoming, decision, file_name)
     output = _with_fresh_seqnos(ctx, task, output, new_positions)
     # A merge that keeps every stored record extends the stored file's bloom filter and key range with the
     # inserted keys rather than hashing every key again (the filter then holds the same keys).
@@ -145,12 +145,10 @@ def merge_file_group(
     return [stat]
 
 
-def _merged_rows(old: pa.Table, incoming: pa.Table, decision: MergeDecision, file_name: str | None
-                 ) -> tuple[pa.Table, np.ndarray, list[str]]:
+def _merged_rows(old: pa.Table, incoming: pa.Table, decision: MergeDecision, file_name: str
+                 ) -> tuple[pa.Table, np.ndarray]:
     """The rows of the new base file in Hudi's order (stored order, updates in place, deletes dropped, inserts
-    last; ``_hoodie_file_name`` set to ``file_name``, or left as stored for a caller that replaces that column
-    itself when nothing is deleted), which of them this instant writes (bool per row), and the columns whose
-    stored values changed (``_hoodie_file_name`` aside; every column when records are deleted).
+    last; ``_hoodie_file_name`` set to ``file_name``) and which of them this instant writes (bool per row).
 
     Without deletes the stored rows keep their places: a column whose updated values equal the stored ones (an
     update that does not change it) is the stored column itself, the others get the updated values by mask;
@@ -158,19 +156,17 @@ def _merged_rows(old: pa.Table, incoming: pa.Table, decision: MergeDecision, fil
     n_old = old.num_rows
     names = old.column_names
     if decision.is_delete_for_old.any():
-        assert file_name is not None
         out_idx = decision.output_positions()
         combined = pa.concat_tables([old.set_column(names.index(FILE_NAME), FILE_NAME,
                                                     constant_column(file_name, n_old)), incoming])
-        return combined.take(pa.array(out_idx)), out_idx >= n_old, [n for n in names if n != FILE_NAME]
+        return combined.take(pa.array(out_idx)), out_idx >= n_old
     updated = np.nonzero(decision.is_update_for_old)[0]
     sources = pa.array(decision.inc_for_old[updated], pa.int64())
     mask = pa.array(decision.is_update_for_old)
     columns = []
-    changed = []
     for name, stored in zip(names, old.columns, strict=True):
         if name == FILE_NAME:
-            columns.append(stored if file_name is None else constant_column(file_name, n_old))
+            columns.append(constant_column(file_name, n_old))
             continue
         if not len(updated):
             columns.append(stored)
@@ -180,10 +176,9 @@ def _merged_rows(old: pa.Table, incoming: pa.Table, decision: MergeDecision, fil
             columns.append(stored)  # the update leaves this column as it is
         else:
             columns.append(pc.replace_with_mask(stored, mask, values.combine_chunks()))
-            changed.append(name)
     kept = pa.Table.from_arrays(columns, schema=old.schema)
     output = pa.concat_tables([kept, incoming.take(pa.array(decision.inserts, pa.int64()))])
-    return output, np.concatenate([decision.is_update_for_old, np.ones(len(decision.inserts), dtype=bool)]), changed
+    return output, np.concatenate([decision.is_update_for_old, np.ones(len(decision.inserts), dtype=bool)])
 
 
 def _with_fresh_seqnos(ctx: WriteContext, task: TaskIdentity, output: pa.Table, new_positions: np.ndarray) -> pa.Table:
@@ -265,9 +260,9 @@ def merge_copying_row_groups(ctx: WriteContext, existing: ExistingFileGroup, rec
         else:
             part = (conform_table(parquet.read_row_groups(changed), ctx.file_schema, context=path) if changed
                     else ctx.file_schema.empty_table())
-            output, new_positions, changed_columns = _merged_rows(part, incoming, decision.restricted(rows),
-                                                                  file_name)
+            output, new_positions = _merged_rows(part, incoming, decision.restricted(rows), file_name)
             rest = _with_fresh_seqnos(ctx, task, output, new_positions)
+            changed_columns = []  # the touched row groups are encoded whole with the inserts
         footer = {k.decode("utf-8"): v.decode("utf-8") for k, v in (parquet.metadata.metadata or {}).items()}
         carried = None if not in_place else stored_key_index(ctx, footer, path)
         sink = io.BytesIO()
